@@ -1,0 +1,118 @@
+// What the benchmark sends: the seed data and one request shape per scenario.
+// Every request goes to the server's own base URL, which is always 127.0.0.1.
+
+export const SEED_COUNT = 1_000
+const SEED_STATUSES = ['available', 'pending', 'sold', undefined] as const
+
+export const SCENARIO_NAMES = ['list', 'filtered', 'get', 'create'] as const
+export type ScenarioName = (typeof SCENARIO_NAMES)[number]
+
+export interface RequestSpec {
+  method: 'GET' | 'POST'
+  /** Relative to the base URL (…/v1). */
+  path: string
+  headers: Record<string, string>
+  body?: string
+}
+
+export interface Scenario {
+  request: RequestSpec
+  /** Describes how a response differs from what a correct server returns, if it does. */
+  check(body: unknown): string | undefined
+}
+
+export interface SeedResult {
+  /** An id that exists, for the `get` scenario. */
+  existingId: number
+}
+
+export function isScenarioName(value: string): value is ScenarioName {
+  return (SCENARIO_NAMES as readonly string[]).includes(value)
+}
+
+function authHeaders(key: string): Record<string, string> {
+  return { authorization: `Bearer ${key}` }
+}
+
+function jsonHeaders(key: string): Record<string, string> {
+  return { ...authHeaders(key), 'content-type': 'application/json' }
+}
+
+/** Creates SEED_COUNT pets one request at a time, so ids follow the same order on every server. */
+export async function seed(baseUrl: string, key: string): Promise<SeedResult> {
+  const ids: number[] = []
+  for (let i = 0; i < SEED_COUNT; i++) {
+    const status = SEED_STATUSES[i % SEED_STATUSES.length]
+    const pet = { name: `pet-${i}`, categoryId: (i % 10) + 1, ...(status === undefined ? {} : { status }) }
+    const response = await fetch(`${baseUrl}/pets`, {
+      method: 'POST',
+      headers: jsonHeaders(key),
+      body: JSON.stringify(pet),
+    })
+    const body: unknown = await response.json()
+    const id = (body as { id?: unknown } | null)?.id
+    if (response.status !== 201 || typeof id !== 'number') {
+      throw new Error(`seeding ${baseUrl}: expected 201 with an id, got ${response.status} ${JSON.stringify(body)}`)
+    }
+    ids.push(id)
+  }
+  const existingId = ids[Math.floor(ids.length / 2)]
+  if (existingId === undefined) throw new Error('seeding created no pets')
+  return { existingId }
+}
+
+function arrayOf(length: number, body: unknown, each?: (item: Record<string, unknown>) => boolean): string | undefined {
+  if (!Array.isArray(body)) return 'expected a JSON array'
+  if (body.length !== length) return `expected ${length} pets, got ${body.length}`
+  if (each !== undefined && !body.every((item) => each(item as Record<string, unknown>)))
+    return 'unexpected pet in page'
+  return undefined
+}
+
+export function buildScenarios(key: string, seeded: SeedResult): Record<ScenarioName, Scenario> {
+  return {
+    list: {
+      request: { method: 'GET', path: '/pets?limit=20', headers: authHeaders(key) },
+      check: (body) => arrayOf(20, body),
+    },
+    filtered: {
+      request: { method: 'GET', path: '/pets?status=sold&limit=100', headers: authHeaders(key) },
+      check: (body) => arrayOf(100, body, (pet) => pet.status === 'sold'),
+    },
+    get: {
+      request: { method: 'GET', path: `/pets/${seeded.existingId}`, headers: authHeaders(key) },
+      check: (body) => ((body as { id?: unknown } | null)?.id === seeded.existingId ? undefined : 'wrong pet'),
+    },
+    create: {
+      request: {
+        method: 'POST',
+        path: '/pets',
+        headers: jsonHeaders(key),
+        body: JSON.stringify({ name: 'bench-pet', categoryId: 7, status: 'available' }),
+      },
+      check: (body) => (typeof (body as { id?: unknown } | null)?.id === 'number' ? undefined : 'no id in created pet'),
+    },
+  }
+}
+
+/**
+ * Sends the scenario's request once and reports anything off about the reply:
+ * a fast server that returns the wrong thing would make the numbers meaningless.
+ */
+export async function probe(baseUrl: string, scenario: Scenario): Promise<string | undefined> {
+  const { method, path, headers, body } = scenario.request
+  let response: Response
+  let text: string
+  try {
+    response = await fetch(`${baseUrl}${path}`, { method, headers, ...(body === undefined ? {} : { body }) })
+    text = await response.text()
+  } catch (error) {
+    return `request failed: ${(error as Error).message}`
+  }
+  if (response.status < 200 || response.status >= 300) return `status ${response.status}: ${text.slice(0, 200)}`
+  try {
+    return scenario.check(JSON.parse(text))
+  } catch {
+    return 'response is not JSON'
+  }
+}

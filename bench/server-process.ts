@@ -1,0 +1,93 @@
+// Starts a server under test as a child process and learns its URL from the
+// ready line it prints on stdout.
+import { type ChildProcess, spawn } from 'node:child_process'
+import { createInterface } from 'node:readline'
+import { setTimeout as sleep } from 'node:timers/promises'
+
+const READY_TIMEOUT_MS = 60_000
+const STOP_TIMEOUT_MS = 5_000
+const TAIL_LINES = 20
+const READY_LINE = /http:\/\/\S+:(\d+)\/v1\b/
+
+export interface ServerProcess {
+  readonly name: string
+  /** Always http://127.0.0.1:PORT/v1: only the port is taken from the ready line. */
+  readonly baseUrl: string
+  stop(): Promise<void>
+}
+
+/**
+ * Spawns `command` (argv array, no shell) and resolves once it prints a line
+ * containing http://HOST:PORT/v1. The host is ignored on purpose so the
+ * benchmark never sends traffic anywhere but 127.0.0.1.
+ */
+export async function startServer(name: string, command: readonly string[], cwd: string): Promise<ServerProcess> {
+  const [file, ...args] = command
+  if (file === undefined) throw new Error(`${name}: empty command`)
+  // Own process group, so stop() also reaches grandchildren (npx -> tsx -> node).
+  const child = spawn(file, args, { cwd, detached: true, stdio: ['ignore', 'pipe', 'pipe'] })
+  const tail: string[] = []
+  const remember = (line: string): void => {
+    tail.push(line)
+    if (tail.length > TAIL_LINES) tail.shift()
+  }
+  // Both pipes are read for the whole run: a server that logs would block on a full pipe.
+  const stdout = createInterface({ input: child.stdout })
+  createInterface({ input: child.stderr }).on('line', remember)
+
+  const stop = (): Promise<void> => stopGroup(child)
+  try {
+    const port = await new Promise<string>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`no ready line within ${READY_TIMEOUT_MS} ms`)), READY_TIMEOUT_MS)
+      stdout.on('line', (line) => {
+        remember(line)
+        const port = READY_LINE.exec(line)?.[1]
+        if (port !== undefined) {
+          clearTimeout(timer)
+          resolve(port)
+        }
+      })
+      child.once('error', (error) => {
+        clearTimeout(timer)
+        reject(error)
+      })
+      child.once('exit', (code, signal) => {
+        clearTimeout(timer)
+        reject(new Error(`exited before ready (code ${code}, signal ${signal})`))
+      })
+    })
+    return { name, baseUrl: `http://127.0.0.1:${port}/v1`, stop }
+  } catch (error) {
+    await stop()
+    const output = tail.length > 0 ? `\n--- last output ---\n${tail.join('\n')}` : ''
+    throw new Error(`${name} (${command.join(' ')}) failed to start: ${(error as Error).message}${output}`)
+  }
+}
+
+async function stopGroup(child: ChildProcess): Promise<void> {
+  const pid = child.pid
+  if (pid === undefined) return
+  signalGroup(pid, 'SIGTERM')
+  // Wait for the whole group, not just the leader: a wrapper like npx can exit
+  // before the server it started.
+  const deadline = Date.now() + STOP_TIMEOUT_MS
+  while (groupAlive(pid) && Date.now() < deadline) await sleep(50)
+  if (groupAlive(pid)) signalGroup(pid, 'SIGKILL')
+}
+
+function signalGroup(pid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(-pid, signal)
+  } catch {
+    // The group is already gone.
+  }
+}
+
+function groupAlive(pid: number): boolean {
+  try {
+    process.kill(-pid, 0)
+    return true
+  } catch {
+    return false
+  }
+}

@@ -1,0 +1,93 @@
+/**
+ * The binary's command line and environment, parsed with `node:util`
+ * `parseArgs` into one plain object. Flags win over environment variables.
+ *
+ * @module
+ */
+import { parseArgs } from 'node:util'
+
+/** A command line the binary cannot run with: printed as one line, exit code 1. */
+export class UsageError extends Error {}
+
+export interface CliOptions {
+  port: number
+  host: string
+  db: string
+  keys: string[]
+  basePath: string
+  cors: string[]
+  help: boolean
+  version: boolean
+}
+
+export const USAGE = `Usage: petstore-server [options]
+
+Serves the Petstore v1 API over HTTP.
+
+Options:
+  --port N          port to listen on; 0 picks a free one     (env PORT, default 8080)
+  --host HOST       address to bind                           (env HOST, default 127.0.0.1)
+  --db URL          memory | sqlite:PATH                      (env DATABASE_URL, default sqlite:./petstore.db)
+  --key KEY         an accepted API key; repeat for several   (env PETSTORE_API_KEYS, comma-separated)
+  --base-path PATH  path prefix of the API                    (default /v1)
+  --cors ORIGIN     allow browsers from ORIGIN ('*' for any); repeatable
+  -h, --help        print this help
+  -v, --version     print the version
+
+Without any key, a random one is generated and printed once on stderr.
+GET /healthz answers 200 while the store is reachable, 503 when it is not.`
+
+function parsePort(text: string, from: string): number {
+  const port = /^[0-9]{1,5}$/.test(text) ? Number(text) : Number.NaN
+  if (!(port >= 0 && port <= 65535))
+    throw new UsageError(`${from} must be a port number from 0 to 65535, got "${text}"`)
+  return port
+}
+
+/**
+ * Parses `argv` (without the node and script entries) and `env`.
+ * Throws {@link UsageError} for anything it cannot run with.
+ */
+export function parseCli(argv: readonly string[], env: Record<string, string | undefined>): CliOptions {
+  let values: ReturnType<typeof parse>['values']
+  try {
+    values = parse(argv).values
+  } catch (error) {
+    throw new UsageError((error as Error).message)
+  }
+  const keys = values.key ?? (env.PETSTORE_API_KEYS ?? '').split(',')
+  const basePath = values['base-path'] ?? '/v1'
+  if (!basePath.startsWith('/')) throw new UsageError(`--base-path must start with "/", got "${basePath}"`)
+  const options: CliOptions = {
+    port: values.port !== undefined ? parsePort(values.port, '--port') : env.PORT ? parsePort(env.PORT, 'PORT') : 8080,
+    host: values.host ?? (env.HOST || '127.0.0.1'),
+    db: values.db ?? (env.DATABASE_URL || 'sqlite:./petstore.db'),
+    keys: keys.map((key) => key.trim()).filter((key) => key !== ''),
+    basePath: basePath.replace(/\/+$/, ''),
+    cors: values.cors ?? [],
+    help: values.help ?? false,
+    version: values.version ?? false,
+  }
+  for (const key of options.keys) {
+    if (/\s/.test(key)) throw new UsageError('an API key must not contain whitespace')
+  }
+  return options
+}
+
+function parse(argv: readonly string[]) {
+  return parseArgs({
+    args: [...argv],
+    strict: true,
+    allowPositionals: false,
+    options: {
+      port: { type: 'string' },
+      host: { type: 'string' },
+      db: { type: 'string' },
+      key: { type: 'string', multiple: true },
+      'base-path': { type: 'string' },
+      cors: { type: 'string', multiple: true },
+      help: { type: 'boolean', short: 'h' },
+      version: { type: 'boolean', short: 'v' },
+    },
+  })
+}

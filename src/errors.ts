@@ -1,0 +1,77 @@
+/**
+ * The one error type of the library, and the one place where an error
+ * becomes a response.
+ *
+ * @module
+ */
+import type { ErrorBody } from './schemas.js'
+
+const BRAND = Symbol.for('petstore-server.PetstoreError')
+
+/** A field-level reason attached to a `validation_error`. */
+export interface ErrorDetail {
+  /** Dotted path of the offending value, e.g. `categoryId` or `query.limit`. */
+  path: string
+  message: string
+}
+
+/**
+ * An error the API answers with. Throw it from anywhere in the handler or a
+ * store; it becomes a JSON Error body whose `status` is the HTTP status.
+ *
+ * @example
+ * ```ts
+ * throw new PetstoreError(404, 'not_found', 'No pet with id 7')
+ * ```
+ */
+export class PetstoreError extends Error {
+  override name = 'PetstoreError'
+  /** Marks instances so that `instanceof` holds across duplicate copies (ESM and CJS builds of this package). */
+  readonly [BRAND] = true
+
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[BRAND] === true
+  }
+
+  constructor(
+    /** HTTP status of the response. */
+    readonly status: number,
+    /** Machine-readable `code` of the Error body. */
+    readonly code: string,
+    message: string,
+    readonly options: {
+      details?: ErrorDetail[]
+      headers?: Record<string, string>
+      cause?: unknown
+    } = {},
+  ) {
+    super(message, { cause: options.cause })
+  }
+
+  /** The store could not be reached; answered as 503 `unavailable`. */
+  static unavailable(cause?: unknown): PetstoreError {
+    return new PetstoreError(503, 'unavailable', 'The pet store is temporarily unavailable; try again later', { cause })
+  }
+}
+
+/** Whether an unexpected error must be reported to `onError` (5xx only: 4xx are the client's). */
+export function isServerError(error: unknown): boolean {
+  return !(error instanceof PetstoreError) || error.status >= 500
+}
+
+/**
+ * Turns anything thrown into an Error response. Unknown errors become a
+ * generic 500: no message, stack, SQL or key of theirs reaches the client.
+ */
+export function errorResponse(error: unknown): Response {
+  const known =
+    error instanceof PetstoreError
+      ? error
+      : new PetstoreError(500, 'internal_error', 'The server failed to answer this request')
+  const body: ErrorBody = { code: known.code, message: known.message, status: known.status }
+  if (known.options.details) body.details = known.options.details
+  return new Response(JSON.stringify(body), {
+    status: known.status,
+    headers: { 'content-type': 'application/json', ...known.options.headers },
+  })
+}

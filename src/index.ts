@@ -1,0 +1,13 @@
+/**
+ * petstore-server: the Petstore v1 API as a web-standard fetch handler.
+ *
+ * @module
+ */
+export type { KeyCheck } from './auth.js'
+export type { CorsOptions } from './cors.js'
+export { createPetstore, type FetchHandler, type PetstoreOptions } from './create-petstore.js'
+export { type ErrorDetail, PetstoreError } from './errors.js'
+export { openApiDocument } from './openapi.js'
+export * from './schemas.js'
+export type { ListQuery, PetStore } from './store.js'
+export { type MemoryStoreOptions, memoryStore } from './stores/memory.js'

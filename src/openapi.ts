@@ -1,0 +1,166 @@
+/**
+ * The OpenAPI 3.1 document, generated from the valibot schemas so that it can
+ * never drift from what the handler validates.
+ *
+ * @module
+ */
+import { type ConversionConfig, toJsonSchema } from '@valibot/to-json-schema'
+import type { GenericSchema } from 'valibot'
+import { SUNSET } from './headers.js'
+import {
+  ErrorSchema,
+  jsonSchemaOfAction,
+  LimitSchema,
+  NewPetSchema,
+  PetIdSchema,
+  PetSchema,
+  PetStatusSchema,
+  PetsSchema,
+} from './schemas.js'
+
+const components = {
+  PetStatus: PetStatusSchema,
+  NewPet: NewPetSchema,
+  Pet: PetSchema,
+  Pets: PetsSchema,
+  Error: ErrorSchema,
+}
+
+const config: ConversionConfig = {
+  target: 'draft-2020-12',
+  // Query and path values arrive as strings; the document shows what they mean.
+  typeMode: 'output',
+  definitions: components,
+  overrideRef: ({ referenceId }) => `#/components/schemas/${referenceId}`,
+  overrideAction: ({ valibotAction, jsonSchema }) => {
+    const extra = jsonSchemaOfAction.get(valibotAction)
+    return extra && { ...jsonSchema, ...extra }
+  },
+}
+
+/** JSON Schema of a valibot schema, without the per-document `$schema`/`$defs`. */
+function schema(valibot: GenericSchema, useRefs = true): Record<string, unknown> {
+  const { $schema, $defs, ...rest } = toJsonSchema(valibot, useRefs ? config : { ...config, definitions: {} })
+  return rest
+}
+
+const json = (ref: string) => ({ 'application/json': { schema: { $ref: `#/components/schemas/${ref}` } } })
+const error = (description: string) => ({ description, content: json('Error') })
+const header = (description: string, format?: string) => ({
+  description,
+  schema: format ? { type: 'string', format } : { type: 'string' },
+})
+
+const commonErrors = {
+  '401': {
+    ...error('The bearer API key is missing or invalid.'),
+    headers: {
+      'WWW-Authenticate': header('`Bearer realm="petstore"`, with `error="invalid_token"` when a key was sent.'),
+    },
+  },
+  '500': error('Unexpected failure; the message reveals nothing internal.'),
+  '503': error('The store cannot be reached; retry later.'),
+  default: error('Any other error (404 for unknown routes, 405 with `Allow`).'),
+}
+
+/**
+ * Builds the OpenAPI 3.1 document of the API mounted at `basePath`.
+ *
+ * @example
+ * ```ts
+ * const doc = openApiDocument('/v1')
+ * doc.paths['/pets'].get.operationId // 'listPets'
+ * ```
+ */
+export function openApiDocument(basePath: string) {
+  const componentSchemas = Object.fromEntries(
+    Object.entries(components).map(([name, valibot]) => [name, schema(valibot, false)]),
+  )
+  // Inside the components, point at the shared definitions rather than inlining them.
+  componentSchemas.Pets = { type: 'array', items: { $ref: '#/components/schemas/Pet' } }
+  componentSchemas.Pet = schema(PetSchema)
+  componentSchemas.NewPet = schema(NewPetSchema)
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'Petstore',
+      version: '1.0.0',
+      description: 'List, add and retrieve the animals of a store. Every operation needs a bearer API key.',
+    },
+    servers: [{ url: basePath || '/' }],
+    security: [{ bearerAuth: [] }],
+    paths: {
+      '/pets': {
+        get: {
+          operationId: 'listPets',
+          summary: 'List animals',
+          description:
+            'Ascending by id. When more pets match, `Link: <…>; rel="next"` gives the next page; following it visits every pet once.',
+          parameters: [
+            { name: 'limit', in: 'query', required: false, schema: schema(LimitSchema) },
+            { name: 'status', in: 'query', required: false, schema: { $ref: '#/components/schemas/PetStatus' } },
+            {
+              name: 'cursor',
+              in: 'query',
+              required: false,
+              description: 'Opaque; take it from a `Link: rel="next"` header.',
+              schema: { type: 'string' },
+            },
+          ],
+          responses: {
+            '200': {
+              description: 'A page of pets.',
+              headers: { Link: header('`<…>; rel="next"` when there are more pets.') },
+              content: json('Pets'),
+            },
+            '400': error('A query parameter is invalid (`validation_error`).'),
+            ...commonErrors,
+          },
+        },
+        post: {
+          operationId: 'createPet',
+          summary: 'Add an animal',
+          requestBody: { required: true, content: json('NewPet') },
+          responses: {
+            '201': {
+              description: 'The stored pet, with its new id.',
+              headers: { Location: header('URL of the new pet.', 'uri-reference') },
+              content: json('Pet'),
+            },
+            '400': error('The body is not JSON (`invalid_json`) or not a valid NewPet (`validation_error`).'),
+            '413': error('The body is larger than the limit.'),
+            '415': error('The body is not `application/json`.'),
+            ...commonErrors,
+          },
+        },
+      },
+      '/pets/{petId}': {
+        get: {
+          operationId: 'getPet',
+          summary: 'Get an animal (deprecated)',
+          description: `Deprecated; removed on ${SUNSET}. Use \`GET /pets\` with a \`status\` filter.`,
+          deprecated: true,
+          parameters: [{ name: 'petId', in: 'path', required: true, schema: schema(PetIdSchema) }],
+          responses: {
+            '200': {
+              description: 'The pet.',
+              headers: {
+                Deprecation: header('RFC 9745 date of deprecation.'),
+                Sunset: header('RFC 8594 date of removal.'),
+                Link: header('`rel="successor-version"`: the list operation.'),
+              },
+              content: json('Pet'),
+            },
+            '400': error('`petId` is not an integer (`validation_error`).'),
+            '404': error('No pet has this id (`not_found`).'),
+            ...commonErrors,
+          },
+        },
+      },
+    },
+    components: {
+      schemas: componentSchemas,
+      securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', description: 'An API key as a bearer token.' } },
+    },
+  }
+}

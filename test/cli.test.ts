@@ -1,0 +1,527 @@
+/**
+ * End-to-end tests of the `petstore-server` binary: real processes, real
+ * HTTP on 127.0.0.1, signals, and the command line.
+ *
+ * Run: node --import tsx --test test/cli.test.ts
+ */
+import assert from 'node:assert/strict'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import http from 'node:http'
+import net from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { after, describe, test } from 'node:test'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { killAll, repoRoot, runToExit, startServer } from './helpers/spawn-server.js'
+
+const KEY = 'k'
+const auth = (key: string) => ({ authorization: `Bearer ${key}` })
+const jsonHeaders = (key: string) => ({ ...auth(key), 'content-type': 'application/json' })
+
+const tempDirs: string[] = []
+function tempDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'petstore-cli-'))
+  tempDirs.push(dir)
+  return dir
+}
+
+after(async () => {
+  await killAll()
+  for (const dir of tempDirs) rmSync(dir, { recursive: true, force: true })
+})
+
+/** A port that was free a moment ago: listen on 0, read it, close. */
+async function freePort(): Promise<number> {
+  const server = net.createServer()
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject)
+    server.listen(0, '127.0.0.1', resolve)
+  })
+  const { port } = server.address() as net.AddressInfo
+  await new Promise<void>((resolve) => server.close(() => resolve()))
+  return port
+}
+
+interface RawResponse {
+  status: number
+  headers: http.IncomingHttpHeaders
+  body: string
+}
+
+/**
+ * One request over `node:http`, with the path sent exactly as given (no URL
+ * normalization) and a fresh connection. An error after the response has
+ * arrived (the server may stop reading an oversized upload) is ignored.
+ */
+function rawRequest(
+  port: number,
+  options: { method?: string; path: string; headers?: Record<string, string | number>; body?: string | Buffer },
+): Promise<RawResponse> {
+  return new Promise((resolve, reject) => {
+    let answered = false
+    const request = http.request(
+      {
+        host: '127.0.0.1',
+        port,
+        method: options.method ?? 'GET',
+        path: options.path,
+        headers: options.headers,
+        agent: false,
+      },
+      (response) => {
+        answered = true
+        let body = ''
+        response.setEncoding('utf8')
+        response.on('data', (chunk: string) => {
+          body += chunk
+        })
+        response.on('end', () => resolve({ status: response.statusCode ?? 0, headers: response.headers, body }))
+        response.on('error', reject)
+      },
+    )
+    request.on('error', (error) => {
+      if (!answered) reject(error)
+    })
+    request.end(options.body)
+  })
+}
+
+/** Resolves with the error code of a TCP connection attempt (undefined if it connected). */
+function connectError(port: number): Promise<string | undefined> {
+  return new Promise((resolve) => {
+    const socket = net.connect(port, '127.0.0.1')
+    socket.once('connect', () => {
+      socket.destroy()
+      resolve(undefined)
+    })
+    socket.once('error', (error: NodeJS.ErrnoException) => resolve(error.code))
+  })
+}
+
+async function createPet(base: string, key: string, pet: Record<string, unknown>) {
+  const res = await fetch(`${base}/pets`, { method: 'POST', headers: jsonHeaders(key), body: JSON.stringify(pet) })
+  assert.equal(res.status, 201, await res.clone().text())
+  return (await res.json()) as { id: number; name: string; categoryId: number; status?: string }
+}
+
+/** Waits until `read()` contains `text` (stderr of a child, typically). */
+async function waitFor(read: () => string, text: string, timeoutMs = 5_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs
+  while (!read().includes(text)) {
+    if (Date.now() > deadline)
+      throw new Error(`timed out waiting for ${JSON.stringify(text)} in ${JSON.stringify(read())}`)
+    await sleep(10)
+  }
+}
+
+describe('petstore-server binary', { concurrency: 4, timeout: 60_000 }, () => {
+  test('--port 0 --key k --db memory: ready line, list/create/get, 401 without key, /healthz', async () => {
+    const server = await startServer(['--port', '0', '--key', KEY, '--db', 'memory'])
+    try {
+      assert.equal(server.host, '127.0.0.1')
+      assert.ok(server.port > 0 && server.port < 65536, `real port, got ${server.port}`)
+      assert.equal(server.url, `http://127.0.0.1:${server.port}/v1`)
+      assert.equal(server.stdout().trim().split('\n').length, 1, 'one ready line on stdout')
+      const base = server.url
+
+      let res = await fetch(`${base}/pets`, { headers: auth(KEY) })
+      assert.equal(res.status, 200)
+      assert.deepEqual(await res.json(), [])
+
+      const created = await createPet(base, KEY, { name: 'Rex', categoryId: 3, status: 'available' })
+      assert.ok(Number.isInteger(created.id) && created.id > 0)
+      assert.deepEqual(created, { id: created.id, name: 'Rex', categoryId: 3, status: 'available' })
+
+      res = await fetch(`${base}/pets/${created.id}`, { headers: auth(KEY) })
+      assert.equal(res.status, 200)
+      assert.deepEqual(await res.json(), created)
+
+      res = await fetch(`${base}/pets`, { headers: auth(KEY) })
+      assert.deepEqual(await res.json(), [created])
+
+      res = await fetch(`${base}/pets`)
+      assert.equal(res.status, 401)
+      assert.match(res.headers.get('www-authenticate') ?? '', /^Bearer realm="petstore"/)
+      assert.equal(res.headers.get('content-type')?.split(';')[0], 'application/json')
+      const error = (await res.json()) as { code: string; status: number }
+      assert.equal(error.code, 'unauthorized')
+      assert.equal(error.status, 401)
+
+      res = await fetch(`${base}/pets`, { headers: auth('wrong') })
+      assert.equal(res.status, 401)
+      assert.match(res.headers.get('www-authenticate') ?? '', /error="invalid_token"/)
+      await res.body?.cancel()
+
+      // Health check: outside the base path, no key, GET and HEAD.
+      res = await fetch(`${server.origin}/healthz`)
+      assert.equal(res.status, 200)
+      assert.deepEqual(await res.json(), { status: 'ok' })
+      res = await fetch(`${server.origin}/healthz`, { method: 'HEAD' })
+      assert.equal(res.status, 200)
+      assert.equal(await res.text(), '')
+
+      assert.deepEqual(await server.stop(), { code: 0, signal: null })
+    } finally {
+      await server.stop('SIGKILL')
+    }
+  })
+
+  test('--db sqlite:FILE keeps pets across a SIGTERM and a restart', async () => {
+    const file = join(tempDir(), 'x.db')
+    const args = ['--port', '0', '--key', KEY, '--db', `sqlite:${file}`]
+
+    const first = await startServer(args)
+    let pets: Awaited<ReturnType<typeof createPet>>[]
+    try {
+      pets = [
+        await createPet(first.url, KEY, { name: 'Rex', categoryId: 1, status: 'available' }),
+        await createPet(first.url, KEY, { name: 'Mia 🐈 «ü»', categoryId: 9007199254740991, status: 'sold' }),
+        await createPet(first.url, KEY, { name: 'No status', categoryId: -4 }),
+      ]
+      assert.ok(!('status' in (pets[2] as object)), 'a pet created without status has no status key')
+      assert.deepEqual(await first.stop('SIGTERM'), { code: 0, signal: null })
+    } finally {
+      await first.stop('SIGKILL')
+    }
+
+    const second = await startServer(args)
+    try {
+      for (const pet of pets) {
+        const res = await fetch(`${second.url}/pets/${pet.id}`, { headers: auth(KEY) })
+        assert.equal(res.status, 200)
+        assert.deepEqual(await res.json(), pet)
+      }
+      const res = await fetch(`${second.url}/pets`, { headers: auth(KEY) })
+      assert.equal(res.status, 200)
+      assert.deepEqual(await res.json(), pets)
+
+      const next = await createPet(second.url, KEY, { name: 'After restart', categoryId: 2 })
+      assert.ok(
+        next.id > Math.max(...pets.map((pet) => pet.id)),
+        `new id ${next.id} continues after ${pets.map((p) => p.id)}`,
+      )
+      assert.deepEqual(await second.stop('SIGINT'), { code: 0, signal: null })
+    } finally {
+      await second.stop('SIGKILL')
+    }
+  })
+
+  test('without a key, a generated one is printed once on stderr and works', async () => {
+    const server = await startServer(['--port', '0', '--db', 'memory'])
+    try {
+      const match = /accepts: (\S+)/.exec(server.stderr())
+      assert.ok(match, `generated key on stderr: ${server.stderr()}`)
+      const key = match[1] as string
+      assert.ok(key.length >= 16, 'the generated key is long enough')
+      assert.ok(!server.stdout().includes(key), 'the key is not on stdout')
+
+      let res = await fetch(`${server.url}/pets`, { headers: auth(key) })
+      assert.equal(res.status, 200)
+      await res.body?.cancel()
+      res = await fetch(`${server.url}/pets`)
+      assert.equal(res.status, 401)
+      await res.body?.cancel()
+      await createPet(server.url, key, { name: 'Once', categoryId: 1 })
+
+      assert.equal(server.stderr().split(key).length - 1, 1, 'printed exactly once')
+    } finally {
+      await server.stop()
+    }
+  })
+
+  test('PETSTORE_API_KEYS=a,b accepts both keys; --key wins over it', async () => {
+    const [fromEnv, flagged] = await Promise.all([
+      startServer(['--port', '0', '--db', 'memory'], { PETSTORE_API_KEYS: 'a,b' }),
+      startServer(['--port', '0', '--db', 'memory', '--key', 'flagkey'], { PETSTORE_API_KEYS: 'envkey' }),
+    ])
+    try {
+      assert.doesNotMatch(fromEnv.stderr(), /accepts:/, 'no generated key when env has keys')
+      for (const key of ['a', 'b']) {
+        const res = await fetch(`${fromEnv.url}/pets`, { headers: auth(key) })
+        assert.equal(res.status, 200, `key ${key}`)
+        await res.body?.cancel()
+      }
+      let res = await fetch(`${fromEnv.url}/pets`, { headers: auth('a,b') })
+      assert.equal(res.status, 401)
+      await res.body?.cancel()
+
+      res = await fetch(`${flagged.url}/pets`, { headers: auth('flagkey') })
+      assert.equal(res.status, 200)
+      await res.body?.cancel()
+      res = await fetch(`${flagged.url}/pets`, { headers: auth('envkey') })
+      assert.equal(res.status, 401)
+      await res.body?.cancel()
+    } finally {
+      await Promise.all([fromEnv.stop(), flagged.stop()])
+    }
+  })
+
+  test('PORT is honoured without --port; --port wins over PORT', async () => {
+    const [envPort, flagPort, ignoredPort] = [await freePort(), await freePort(), await freePort()]
+    const [fromEnv, flagged] = await Promise.all([
+      startServer(['--key', KEY, '--db', 'memory'], { PORT: String(envPort) }),
+      startServer(['--key', KEY, '--db', 'memory', '--port', String(flagPort)], { PORT: String(ignoredPort) }),
+    ])
+    try {
+      assert.equal(fromEnv.url, `http://127.0.0.1:${envPort}/v1`)
+      let res = await fetch(`http://127.0.0.1:${envPort}/healthz`)
+      assert.equal(res.status, 200)
+      await res.body?.cancel()
+
+      assert.equal(flagged.url, `http://127.0.0.1:${flagPort}/v1`)
+      res = await fetch(`http://127.0.0.1:${flagPort}/v1/pets`, { headers: auth(KEY) })
+      assert.equal(res.status, 200)
+      await res.body?.cancel()
+      assert.equal(await connectError(ignoredPort), 'ECONNREFUSED', 'nothing listens on the PORT that --port overrode')
+    } finally {
+      await Promise.all([fromEnv.stop(), flagged.stop()])
+    }
+  })
+
+  test('--base-path /api/v1 moves the API', async () => {
+    const server = await startServer(['--port', '0', '--key', KEY, '--db', 'memory', '--base-path', '/api/v1'])
+    try {
+      assert.match(server.url, /\/api\/v1$/)
+      assert.equal(server.url, `${server.origin}/api/v1`)
+      const pet = await createPet(server.url, KEY, { name: 'Based', categoryId: 1 })
+      let res = await fetch(`${server.origin}/api/v1/pets/${pet.id}`, { headers: auth(KEY) })
+      assert.equal(res.status, 200)
+      assert.deepEqual(await res.json(), pet)
+      res = await fetch(`${server.origin}/api/v1/pets`, { headers: auth(KEY) })
+      assert.equal(res.status, 200)
+      assert.deepEqual(await res.json(), [pet])
+
+      res = await fetch(`${server.origin}/v1/pets`, { headers: auth(KEY) })
+      assert.equal(res.status, 404)
+      assert.equal(((await res.json()) as { status: number }).status, 404)
+      res = await fetch(`${server.origin}/healthz`)
+      assert.equal(res.status, 200, '/healthz stays at the root')
+      await res.body?.cancel()
+    } finally {
+      await server.stop()
+    }
+  })
+
+  test('--cors https://app.example: preflight without a key, headers on responses', async () => {
+    const origin = 'https://app.example'
+    const server = await startServer(['--port', '0', '--key', KEY, '--db', 'memory', '--cors', origin])
+    try {
+      let res = await fetch(`${server.url}/pets`, {
+        method: 'OPTIONS',
+        headers: {
+          origin,
+          'access-control-request-method': 'POST',
+          'access-control-request-headers': 'authorization, content-type',
+        },
+      })
+      assert.equal(res.status, 204)
+      assert.equal(res.headers.get('access-control-allow-origin'), origin)
+      assert.match(res.headers.get('access-control-allow-methods') ?? '', /POST/)
+      assert.match(res.headers.get('access-control-allow-headers') ?? '', /authorization/i)
+      await res.body?.cancel()
+
+      res = await fetch(`${server.url}/pets`, {
+        method: 'POST',
+        headers: { ...jsonHeaders(KEY), origin },
+        body: JSON.stringify({ name: 'Cors', categoryId: 1 }),
+      })
+      assert.equal(res.status, 201)
+      assert.equal(res.headers.get('access-control-allow-origin'), origin)
+      const exposed = (res.headers.get('access-control-expose-headers') ?? '')
+        .split(',')
+        .map((h) => h.trim().toLowerCase())
+      assert.ok(exposed.includes('link') && exposed.includes('location'), `exposed: ${exposed}`)
+      await res.body?.cancel()
+
+      // Errors carry the headers too.
+      res = await fetch(`${server.url}/pets`, { headers: { origin } })
+      assert.equal(res.status, 401)
+      assert.equal(res.headers.get('access-control-allow-origin'), origin)
+      await res.body?.cancel()
+
+      // Another origin is not allowed.
+      res = await fetch(`${server.url}/pets`, { headers: { ...auth(KEY), origin: 'https://evil.example' } })
+      assert.equal(res.status, 200)
+      assert.equal(res.headers.get('access-control-allow-origin'), null)
+      await res.body?.cancel()
+    } finally {
+      await server.stop()
+    }
+  })
+
+  test('--help and --version', async () => {
+    const [help, shortHelp, version] = await Promise.all([
+      runToExit(['--help']),
+      runToExit(['-h']),
+      runToExit(['--version']),
+    ])
+    for (const run of [help, shortHelp]) {
+      assert.equal(run.code, 0, run.stderr)
+      assert.match(run.stdout, /--port/)
+      assert.match(run.stdout, /--db/)
+      assert.equal(run.stderr, '')
+    }
+    const { version: expected } = JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as {
+      version: string
+    }
+    assert.equal(version.code, 0, version.stderr)
+    assert.equal(version.stdout.trim(), expected)
+    assert.equal(version.stderr, '')
+  })
+
+  test('bad flags: exit 1, one line on stderr, nothing on stdout', async () => {
+    const cases = [
+      ['--nope'],
+      ['--port', 'abc'],
+      ['--port', '70000'],
+      ['--db', 'nonsense'],
+      ['--db', 'sqlite:/nonexistent-dir/x/y.db'],
+      ['--base-path', 'v1'],
+    ]
+    // The server would start and wait if a flag were accepted: give each an unused key and memory db
+    // only where --db is not under test, so that an accepted flag shows as a timeout, not a success.
+    const runs = await Promise.all(
+      cases.map((args) =>
+        runToExit(args.includes('--db') ? ['--port', '0', ...args] : ['--port', '0', '--db', 'memory', ...args]),
+      ),
+    )
+    runs.forEach((run, i) => {
+      const label = (cases[i] as string[]).join(' ')
+      assert.equal(run.code, 1, `${label}: exit code (stderr ${JSON.stringify(run.stderr)})`)
+      assert.equal(run.stdout, '', `${label}: stdout`)
+      const lines = run.stderr.trim().split('\n')
+      assert.equal(lines.length, 1, `${label}: one line on stderr, got ${JSON.stringify(run.stderr)}`)
+      assert.ok((lines[0] as string).trim().length > 0, `${label}: non-empty stderr`)
+    })
+  })
+
+  test('graceful shutdown: a request in flight completes, new connections are refused, exit 0', async () => {
+    const server = await startServer(['--port', '0', '--key', KEY, '--db', 'memory'])
+    try {
+      const body = Buffer.from(JSON.stringify({ name: 'Slowpoke', categoryId: 7, status: 'pending' }))
+      const request = http.request({
+        host: '127.0.0.1',
+        port: server.port,
+        method: 'POST',
+        path: '/v1/pets',
+        headers: { ...jsonHeaders(KEY), 'content-length': body.length },
+      })
+      const responded = new Promise<RawResponse>((resolve, reject) => {
+        request.on('response', (response) => {
+          let text = ''
+          response.setEncoding('utf8')
+          response.on('data', (chunk: string) => {
+            text += chunk
+          })
+          response.on('end', () => resolve({ status: response.statusCode ?? 0, headers: response.headers, body: text }))
+        })
+        request.on('error', reject)
+      })
+      responded.catch(() => {}) // awaited below; do not let an early failure go unhandled meanwhile
+
+      request.write(body.subarray(0, 5))
+      await sleep(300) // the server has the headers and is reading the body
+      const stopped = server.stop('SIGTERM')
+      await waitFor(server.stderr, 'SIGTERM')
+      assert.equal(await connectError(server.port), 'ECONNREFUSED', 'a new connection after SIGTERM is refused')
+      request.write(body.subarray(5, 20))
+      await sleep(200)
+      request.end(body.subarray(20))
+
+      const response = await responded
+      assert.equal(response.status, 201, response.body)
+      const pet = JSON.parse(response.body) as { id: number }
+      assert.deepEqual(pet, { id: pet.id, name: 'Slowpoke', categoryId: 7, status: 'pending' })
+      assert.deepEqual(await stopped, { code: 0, signal: null })
+    } finally {
+      await server.stop('SIGKILL')
+    }
+  })
+
+  test('an oversized upload gets its 413 through fetch, sized or chunked, without a connection reset', async () => {
+    const server = await startServer(['--port', '0', '--key', KEY, '--db', 'memory'])
+    try {
+      // 200 KB is drained and the connection kept; 20 MB is past the drain cap and cut off after the answer.
+      for (const size of [200 * 1024, 20 * 1024 * 1024]) {
+        for (const chunked of [false, true]) {
+          for (let round = 0; round < 3; round++) {
+            const bytes = Buffer.alloc(size, 'a')
+            const res = await fetch(`${server.url}/pets`, {
+              method: 'POST',
+              headers: jsonHeaders(KEY),
+              body: chunked ? new Blob([bytes]).stream() : bytes,
+              duplex: 'half',
+            } as RequestInit)
+            assert.equal(res.status, 413, `${size} bytes, chunked: ${chunked}`)
+            assert.equal(((await res.json()) as { code: string }).code, 'payload_too_large')
+          }
+        }
+      }
+      const res = await fetch(`${server.url}/pets`, { headers: auth(KEY) })
+      assert.equal(res.status, 200, 'still serving')
+      await res.body?.cancel()
+    } finally {
+      await server.stop()
+    }
+  })
+
+  test('malformed requests are 4xx and do not kill the process', async () => {
+    const server = await startServer(['--port', '0', '--key', KEY, '--db', 'memory'])
+    const { port } = server
+    const expectError = (res: RawResponse, status: number | number[], label: string) => {
+      const allowed = Array.isArray(status) ? status : [status]
+      assert.ok(allowed.includes(res.status), `${label}: status ${res.status}, expected ${allowed}: ${res.body}`)
+      const error = JSON.parse(res.body) as { code: string; status: number; message: string }
+      assert.equal(error.status, res.status, `${label}: Error.status`)
+      assert.equal(typeof error.code, 'string')
+      assert.equal(typeof error.message, 'string')
+      return error
+    }
+    try {
+      const post = (body: string | Buffer, headers: Record<string, string | number> = jsonHeaders(KEY)) =>
+        rawRequest(port, { method: 'POST', path: '/v1/pets', headers, body })
+
+      const [invalidJson, tooLarge, tooLargeChunked, plain, badEscape, hugeId, longQuery] = await Promise.all([
+        post('{"name": "Rex", "categoryId": '),
+        post(Buffer.alloc(200 * 1024, 'a')),
+        post(JSON.stringify({ name: 'x'.repeat(200 * 1024), categoryId: 1 }), {
+          ...jsonHeaders(KEY),
+          'transfer-encoding': 'chunked',
+        }),
+        post(JSON.stringify({ name: 'Plain', categoryId: 1 }), { ...auth(KEY), 'content-type': 'text/plain' }),
+        rawRequest(port, { path: '/v1/pets/%E0%A4%A', headers: auth(KEY) }),
+        rawRequest(port, { path: '/v1/pets/99999999999999999999999', headers: auth(KEY) }),
+        rawRequest(port, { path: `/v1/pets?limit=5&junk=${'q'.repeat(8 * 1024)}`, headers: auth(KEY) }),
+      ])
+      assert.equal(expectError(invalidJson, 400, 'invalid JSON').code, 'invalid_json')
+      assert.equal(expectError(tooLarge, 413, '200 KB body').code, 'payload_too_large')
+      assert.equal(expectError(tooLargeChunked, 413, '200 KB chunked body').code, 'payload_too_large')
+      assert.equal(expectError(plain, 415, 'text/plain').code, 'unsupported_media_type')
+      expectError(badEscape, [400, 404], '/v1/pets/%E0%A4%A')
+      expectError(hugeId, [400, 404], '/v1/pets/99999999999999999999999')
+      assert.equal(longQuery.status, 200, `8 KB query string: ${longQuery.body}`)
+      assert.deepEqual(JSON.parse(longQuery.body), [])
+
+      // Garbage on a raw TCP connection.
+      const garbage = await new Promise<string>((resolve, reject) => {
+        const socket = net.connect(port, '127.0.0.1', () => socket.end('NOT HTTP AT ALL\r\n\r\n'))
+        let text = ''
+        socket.setEncoding('utf8')
+        socket.on('data', (chunk: string) => {
+          text += chunk
+        })
+        socket.on('close', () => resolve(text))
+        socket.on('error', reject)
+      })
+      assert.match(garbage, /^HTTP\/1\.1 4\d\d /, `raw garbage answer: ${JSON.stringify(garbage)}`)
+
+      const res = await fetch(`${server.origin}/healthz`)
+      assert.equal(res.status, 200)
+      await res.body?.cancel()
+      assert.equal(server.child.exitCode, null, 'still running')
+      assert.doesNotMatch(server.stderr(), /failed:|internal_error/, 'no 5xx was logged')
+    } finally {
+      await server.stop()
+    }
+  })
+})

@@ -1,0 +1,200 @@
+/**
+ * Spawning the `petstore-server` binary (through tsx) for end-to-end tests.
+ *
+ * `startServer` waits for the ready line on stdout; `runToExit` is for runs
+ * that end by themselves (`--help`, `--version`, bad flags). Every child is
+ * remembered so that `killAll()` (call it from an `after` hook) can end the
+ * ones a failing test left behind.
+ *
+ * @module
+ */
+import { type ChildProcess, spawn } from 'node:child_process'
+import { fileURLToPath } from 'node:url'
+
+/** The repository root, two levels up from this file (`test/helpers/`). */
+export const repoRoot = fileURLToPath(new URL('../../', import.meta.url))
+
+const BIN = 'bin/petstore-server.ts'
+const READY_TIMEOUT_MS = 15_000
+const EXIT_TIMEOUT_MS = 15_000
+
+/** Variables that would change what the binary does: passed to a child only when a test gives them. */
+const SCRUBBED = ['PORT', 'HOST', 'DATABASE_URL', 'PETSTORE_API_KEYS', 'NODE_TEST_CONTEXT']
+
+const children = new Set<ChildProcess>()
+
+/** The parent's environment without {@link SCRUBBED}, plus `env`. */
+function childEnv(env: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const result: NodeJS.ProcessEnv = { ...process.env }
+  for (const name of SCRUBBED) delete result[name]
+  return { ...result, ...env }
+}
+
+function spawnBinary(args: readonly string[], env?: Record<string, string>): ChildProcess {
+  const child = spawn(process.execPath, ['--import', 'tsx', BIN, ...args], {
+    cwd: repoRoot,
+    env: childEnv(env),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+  children.add(child)
+  child.once('exit', () => children.delete(child))
+  child.stdout?.setEncoding('utf8')
+  child.stderr?.setEncoding('utf8')
+  return child
+}
+
+/** Resolves with how `child` ended (at once if it already has). */
+function exited(child: ChildProcess): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
+  if (child.exitCode !== null || child.signalCode !== null) {
+    return Promise.resolve({ code: child.exitCode, signal: child.signalCode })
+  }
+  return new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })))
+}
+
+/** A running server, ready to answer. */
+export interface RunningServer {
+  /** The URL of the ready line, e.g. `http://127.0.0.1:40123/v1`. */
+  url: string
+  /** `http://HOST:PORT`. */
+  origin: string
+  host: string
+  port: number
+  child: ChildProcess
+  /** Everything written on stderr so far. */
+  stderr(): string
+  /** Everything written on stdout so far. */
+  stdout(): string
+  /** Sends `signal` and resolves once the process has exited (SIGKILL after 10 s, then rejects). */
+  stop(signal?: NodeJS.Signals): Promise<{ code: number | null; signal: NodeJS.Signals | null }>
+}
+
+const READY = /http:\/\/(\[[^\]\s]+\]|[^\s/:[\]]+):(\d+)(\/\S*)?/
+
+/** Starts the binary with `args` and resolves once it prints its ready line. */
+export function startServer(args: string[], env?: Record<string, string>): Promise<RunningServer> {
+  const child = spawnBinary(args, env)
+  let out = ''
+  let err = ''
+  child.stderr?.on('data', (chunk: string) => {
+    err += chunk
+  })
+  const describe = () => `petstore-server ${args.join(' ')}`
+
+  return new Promise<RunningServer>((resolve, reject) => {
+    let settled = false
+    const settle = (action: () => void) => {
+      if (settled) return
+      settled = true
+      clearTimeout(timer)
+      action()
+    }
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL')
+      settle(() =>
+        reject(
+          new Error(
+            `${describe()}: no ready line on stdout within ${READY_TIMEOUT_MS / 1000} s\n` +
+              `stdout: ${JSON.stringify(out)}\nstderr: ${JSON.stringify(err)}`,
+          ),
+        ),
+      )
+    }, READY_TIMEOUT_MS)
+    child.once('error', (error) => settle(() => reject(error)))
+    child.once('exit', (code, signal) =>
+      settle(() =>
+        reject(
+          new Error(
+            `${describe()} exited before it was ready (code ${code}, signal ${signal})\n` +
+              `stdout: ${JSON.stringify(out)}\nstderr: ${JSON.stringify(err)}`,
+          ),
+        ),
+      ),
+    )
+    child.stdout?.on('data', (chunk: string) => {
+      out += chunk
+      const match = READY.exec(out)
+      if (!match || !out.slice(match.index).includes('\n')) return
+      const [url, host = '', port = ''] = match
+      const origin = `http://${host}:${port}`
+      const server: RunningServer = {
+        url,
+        origin,
+        host,
+        port: Number(port),
+        child,
+        stderr: () => err,
+        stdout: () => out,
+        async stop(signal: NodeJS.Signals = 'SIGTERM') {
+          const done = exited(child)
+          if (child.exitCode === null && child.signalCode === null) child.kill(signal)
+          let timeout: NodeJS.Timeout | undefined
+          const tooSlow = new Promise<never>((_, rejectStop) => {
+            timeout = setTimeout(() => {
+              child.kill('SIGKILL')
+              rejectStop(new Error(`${describe()} did not exit within 10 s of ${signal}\nstderr: ${err}`))
+            }, 10_000)
+          })
+          try {
+            return await Promise.race([done, tooSlow])
+          } finally {
+            clearTimeout(timeout)
+          }
+        },
+      }
+      settle(() => resolve(server))
+    })
+  })
+}
+
+/** Runs the binary to its end (with a timeout) and resolves with its exit code and output. */
+export function runToExit(
+  args: string[],
+  env?: Record<string, string>,
+  timeoutMs = EXIT_TIMEOUT_MS,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const child = spawnBinary(args, env)
+  let stdout = ''
+  let stderr = ''
+  child.stdout?.on('data', (chunk: string) => {
+    stdout += chunk
+  })
+  child.stderr?.on('data', (chunk: string) => {
+    stderr += chunk
+  })
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL')
+      reject(
+        new Error(
+          `petstore-server ${args.join(' ')} did not exit within ${timeoutMs / 1000} s\n` +
+            `stdout: ${JSON.stringify(stdout)}\nstderr: ${JSON.stringify(stderr)}`,
+        ),
+      )
+    }, timeoutMs)
+    child.once('error', (error) => {
+      clearTimeout(timer)
+      reject(error)
+    })
+    // 'close' rather than 'exit': the output streams are fully read by then.
+    child.once('close', (code) => {
+      clearTimeout(timer)
+      resolve({ code, stdout, stderr })
+    })
+  })
+}
+
+/** Kills every child still running (for an `after` hook); resolves once they are gone. */
+export async function killAll(): Promise<void> {
+  await Promise.all(
+    [...children].map((child) => {
+      const done = exited(child)
+      child.kill('SIGKILL')
+      return done
+    }),
+  )
+}
+
+// Last resort: a test run that dies without its hooks does not leave servers behind.
+process.once('exit', () => {
+  for (const child of children) child.kill('SIGKILL')
+})

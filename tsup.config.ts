@@ -1,0 +1,28 @@
+import { defineConfig } from 'tsup'
+
+// One entry per subpath export of package.json, plus the binary.
+export default defineConfig([
+  {
+    entry: {
+      index: 'src/index.ts',
+      sqlite: 'src/stores/sqlite.ts',
+      kysely: 'src/stores/kysely.ts',
+      node: 'adapters/node.ts',
+    },
+    format: ['esm', 'cjs'],
+    dts: true,
+    // Shared modules go to shared chunks in both formats, so each class exists once per format.
+    splitting: true,
+    clean: true,
+    target: 'node20',
+    outDir: 'dist',
+  },
+  {
+    entry: { 'bin/petstore-server': 'bin/petstore-server.ts' },
+    format: ['esm'],
+    target: 'node20',
+    outDir: 'dist',
+    // Drivers stay outside the bundle: they are optional peers, loaded on demand.
+    external: ['better-sqlite3'],
+  },
+])
