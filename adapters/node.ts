@@ -53,7 +53,7 @@ function lingerThenClose(request: IncomingMessage): void {
   // `read()` rather than `resume()`: the handler's stream reader may still hold
   // a 'readable' listener, and while one is attached the stream never flows.
   request.on('readable', () => {
-    for (let chunk: Buffer | null; (chunk = request.read()) !== null; ) {
+    for (let chunk: Buffer | null = request.read(); chunk !== null; chunk = request.read()) {
       drained += chunk.byteLength
       if (drained > LINGER_BYTES) {
         clearTimeout(timer)
