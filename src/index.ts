@@ -8,6 +8,19 @@ export type { CorsOptions } from './cors.js'
 export { createPetstore, type FetchHandler, type PetstoreOptions } from './create-petstore.js'
 export { type ErrorDetail, PetstoreError } from './errors.js'
 export { openApiDocument } from './openapi.js'
-export * from './schemas.js'
+export {
+  type ErrorBody,
+  ErrorSchema,
+  LimitSchema,
+  ListQuerySchema,
+  type NewPet,
+  NewPetSchema,
+  type Pet,
+  PetIdSchema,
+  PetSchema,
+  type PetStatus,
+  PetStatusSchema,
+  PetsSchema,
+} from './schemas.js'
 export type { ListQuery, PetStore } from './store.js'
 export { type MemoryStoreOptions, memoryStore } from './stores/memory.js'

@@ -30,8 +30,8 @@ function childEnv(env: Record<string, string> = {}): NodeJS.ProcessEnv {
   return { ...result, ...env }
 }
 
-function spawnBinary(args: readonly string[], env?: Record<string, string>): ChildProcess {
-  const child = spawn(process.execPath, ['--import', 'tsx', BIN, ...args], {
+function spawnScript(script: string, args: readonly string[], env?: Record<string, string>): ChildProcess {
+  const child = spawn(process.execPath, ['--import', 'tsx', script, ...args], {
     cwd: repoRoot,
     env: childEnv(env),
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -72,13 +72,21 @@ const READY = /http:\/\/(\[[^\]\s]+\]|[^\s/:[\]]+):(\d+)(\/\S*)?/
 
 /** Starts the binary with `args` and resolves once it prints its ready line. */
 export function startServer(args: string[], env?: Record<string, string>): Promise<RunningServer> {
-  const child = spawnBinary(args, env)
+  return startScript(BIN, args, env)
+}
+
+/**
+ * Starts a TypeScript program (path from the repository root) and resolves
+ * once it prints a line with its `http://HOST:PORT/…` URL on stdout.
+ */
+export function startScript(script: string, args: string[], env?: Record<string, string>): Promise<RunningServer> {
+  const child = spawnScript(script, args, env)
   let out = ''
   let err = ''
   child.stderr?.on('data', (chunk: string) => {
     err += chunk
   })
-  const describe = () => `petstore-server ${args.join(' ')}`
+  const describe = () => [script, ...args].join(' ')
 
   return new Promise<RunningServer>((resolve, reject) => {
     let settled = false
@@ -152,7 +160,7 @@ export function runToExit(
   env?: Record<string, string>,
   timeoutMs = EXIT_TIMEOUT_MS,
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawnBinary(args, env)
+  const child = spawnScript(BIN, args, env)
   let stdout = ''
   let stderr = ''
   child.stdout?.on('data', (chunk: string) => {
