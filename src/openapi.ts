@@ -39,16 +39,20 @@ const config: ConversionConfig = {
 }
 
 /** JSON Schema of a valibot schema, without the per-document `$schema`/`$defs`. */
-function schema(valibot: GenericSchema, useRefs = true): Record<string, unknown> {
-  const { $schema, $defs, ...rest } = toJsonSchema(valibot, useRefs ? config : { ...config, definitions: {} })
+function schema(
+  valibot: GenericSchema,
+  definitions: Record<string, GenericSchema> = components,
+): Record<string, unknown> {
+  const { $schema, $defs, ...rest } = toJsonSchema(valibot, { ...config, definitions })
   return rest
 }
 
 const json = (ref: string) => ({ 'application/json': { schema: { $ref: `#/components/schemas/${ref}` } } })
 const error = (description: string) => ({ description, content: json('Error') })
-const header = (description: string, format?: string) => ({
+const header = (description: string, options: { format?: string; required?: boolean } = {}) => ({
   description,
-  schema: format ? { type: 'string', format } : { type: 'string' },
+  required: options.required ?? true,
+  schema: options.format ? { type: 'string', format: options.format } : { type: 'string' },
 })
 
 const commonErrors = {
@@ -73,13 +77,14 @@ const commonErrors = {
  * ```
  */
 export function openApiDocument(basePath: string) {
+  // Each component points at the others rather than inlining them, but never at
+  // itself: with itself among the definitions it would become a bare `$ref` cycle.
   const componentSchemas = Object.fromEntries(
-    Object.entries(components).map(([name, valibot]) => [name, schema(valibot, false)]),
+    Object.entries(components).map(([name, valibot]) => {
+      const others = Object.fromEntries(Object.entries(components).filter(([other]) => other !== name))
+      return [name, schema(valibot, others)]
+    }),
   )
-  // Inside the components, point at the shared definitions rather than inlining them.
-  componentSchemas.Pets = { type: 'array', items: { $ref: '#/components/schemas/Pet' } }
-  componentSchemas.Pet = schema(PetSchema)
-  componentSchemas.NewPet = schema(NewPetSchema)
   return {
     openapi: '3.1.0',
     info: {
@@ -110,7 +115,7 @@ export function openApiDocument(basePath: string) {
           responses: {
             '200': {
               description: 'A page of pets.',
-              headers: { Link: header('`<…>; rel="next"` when there are more pets.') },
+              headers: { Link: header('`<…>; rel="next"` when there are more pets.', { required: false }) },
               content: json('Pets'),
             },
             '400': error('A query parameter is invalid (`validation_error`).'),
@@ -124,7 +129,7 @@ export function openApiDocument(basePath: string) {
           responses: {
             '201': {
               description: 'The stored pet, with its new id.',
-              headers: { Location: header('URL of the new pet.', 'uri-reference') },
+              headers: { Location: header('URL of the new pet.', { format: 'uri-reference' }) },
               content: json('Pet'),
             },
             '400': error('The body is not JSON (`invalid_json`) or not a valid NewPet (`validation_error`).'),
