@@ -11,7 +11,7 @@ import { createHash, timingSafeEqual } from 'node:crypto'
 import { createServer, type IncomingMessage, type OutgoingHttpHeaders, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { parseArgs } from 'node:util'
-import { isStatus, MemoryStore, type NewPet, type Status, SqliteStore, type Store } from './baseline-stores.js'
+import { isStatus, MemoryStore, type NewPet, SqliteStore, type Status, type Store } from './baseline-stores.js'
 
 const BASE = '/v1'
 const MAX_BODY_BYTES = 100 * 1024
@@ -39,7 +39,11 @@ class HttpError extends Error {
 
 function sendJson(res: ServerResponse, status: number, body: unknown, headers: OutgoingHttpHeaders = {}): void {
   const payload = JSON.stringify(body)
-  res.writeHead(status, { ...headers, 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) })
+  res.writeHead(status, {
+    ...headers,
+    'content-type': 'application/json',
+    'content-length': Buffer.byteLength(payload),
+  })
   res.end(payload) // node:http drops the body itself for HEAD
 }
 
@@ -136,7 +140,7 @@ function parseNewPet(body: unknown): NewPet {
   else if (categoryId > SAFE) fail('categoryId', `must be at most ${SAFE}`)
   if (status !== undefined && !isStatus(status)) fail('status', STATUS_MESSAGE)
   if (details.length > 0) throw invalid(details)
-  return { name: name as string, categoryId: categoryId as number, ...(status === undefined ? {} : { status }) }
+  return { name: name as string, categoryId: categoryId as number, status: status as Status | undefined }
 }
 
 const utf8 = new TextDecoder('utf-8', { fatal: true })
@@ -163,8 +167,8 @@ async function readJsonBody(req: IncomingMessage): Promise<unknown> {
     throw new HttpError(400, 'invalid_json', 'Request body is not valid UTF-8')
   }
   if (text.trim() === '') {
-    const error = invalid([{ path: 'body', message: 'is required' }])
-    throw new HttpError(400, error.code, 'body: is required (a JSON object with name and categoryId)', {}, error.details)
+    const message = 'body: is required (a JSON object with name and categoryId)'
+    throw new HttpError(400, 'validation_error', message, {}, [{ path: 'body', message: 'is required' }])
   }
   try {
     return JSON.parse(text)

@@ -6,6 +6,7 @@ export type StoreName = 'memory' | 'sqlite'
 export interface Measurement {
   /** Mean of autocannon's once-a-second samples. */
   reqPerSec: number
+  /** autocannon's histogram is in whole milliseconds. */
   p99Ms: number
   requests: number
   non2xx: number
@@ -31,15 +32,15 @@ function cells(row: Row): string[] {
     row.store,
     row.scenario,
     row.ours.reqPerSec.toFixed(0),
-    row.ours.p99Ms.toFixed(1),
+    row.ours.p99Ms.toFixed(0),
     row.baseline.reqPerSec.toFixed(0),
-    row.baseline.p99Ms.toFixed(1),
+    row.baseline.p99Ms.toFixed(0),
     Number.isFinite(row.ratio) ? `${row.ratio.toFixed(2)}x` : 'n/a',
   ]
 }
 
-/** Text columns left-aligned, numbers right-aligned, notes listed under the table. */
-export function formatTable(rows: readonly Row[]): string {
+/** Text columns left-aligned, numbers right-aligned; row notes and run-wide warnings listed under the table. */
+export function formatTable(rows: readonly Row[], warnings: readonly string[] = []): string {
   const table = [HEADER, ...rows.map(cells)]
   const widths = HEADER.map((_, column) => Math.max(...table.map((line) => (line[column] ?? '').length)))
   const format = (line: readonly string[]): string =>
@@ -51,6 +52,9 @@ export function formatTable(rows: readonly Row[]): string {
       .join('  ')
       .trimEnd()
   const lines = [format(HEADER), widths.map((width) => '-'.repeat(width)).join('  '), ...rows.map(cells).map(format)]
-  const notes = rows.flatMap((row) => row.notes.map((note) => `! ${row.store}/${row.scenario}: ${note}`))
+  const notes = [
+    ...warnings.map((warning) => `! ${warning}`),
+    ...rows.flatMap((row) => row.notes.map((note) => `! ${row.store}/${row.scenario}: ${note}`)),
+  ]
   return [...lines, ...(notes.length > 0 ? ['', ...notes] : [])].join('\n')
 }

@@ -4,15 +4,23 @@
 //   npm run bench -- [--duration 5] [--json] [--only memory|sqlite] [--scenarios list,filtered,get,create]
 //
 // Progress goes to stderr; the table (or JSON with --json) to stdout. This is
-// a measurement, not a test: it exits non-zero only if setup fails.
-// `--ours-cmd "CMD ARGS"` replaces the command that starts our server (split
-// on spaces), e.g. to check the harness against the baseline twice.
-import { existsSync } from 'node:fs'
-import { mkdtemp, rm } from 'node:fs/promises'
-import { tmpdir } from 'node:os'
+// a measurement, not a test: it exits non-zero only if setup fails (a server
+// does not start, seeding fails, the two servers hold different data).
+// Differences in what the servers answer are reported under the table.
+// Our server runs as a user runs it: node dist/bin/petstore-server.js when
+// built (npm run build), else the TypeScript source through tsx.
+// `--ours-cmd "CMD ARGS"` replaces that command (split on spaces), e.g. to
+// check the harness by running the baseline against itself.
+// With taskset and two CPUs, servers run on CPU 0 and this process (the load
+// generator, autocannon runs in-process) on CPU 1, so they do not compete.
+import { execFileSync } from 'node:child_process'
+import { existsSync, readdirSync, rmSync, statSync } from 'node:fs'
+import { mkdtemp } from 'node:fs/promises'
+import { availableParallelism, tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
 import autocannon from 'autocannon'
+import { compareAnswers, compareData } from './parity.js'
 import { formatTable, type Measurement, type Row, type StoreName } from './report.js'
 import {
   buildScenarios,
@@ -33,6 +41,7 @@ const KEY = 'bench-key'
 const STORES: readonly StoreName[] = ['memory', 'sqlite']
 // Resolved from this script's path (not import.meta) so it works whether tsx loads it as ESM or CJS.
 const ROOT = resolve(dirname(process.argv[1] ?? '.'), '..')
+const BUILT_BINARY = 'dist/bin/petstore-server.js'
 const BASELINE_COMMAND: readonly string[] = [process.execPath, '--import', 'tsx', 'bench/baseline-server.ts']
 
 interface Options {
@@ -40,7 +49,7 @@ interface Options {
   json: boolean
   stores: StoreName[]
   scenarios: ScenarioName[]
-  oursCommand: string[]
+  ours: { command: string[]; how: string }
 }
 
 interface Side {
@@ -48,8 +57,13 @@ interface Side {
   scenarios: Record<ScenarioName, Scenario>
 }
 
-/** Undo steps for what the run set up (servers, temp dirs), run newest first; also on error or Ctrl-C. */
-const cleanups: Array<() => Promise<void>> = []
+/** Undo steps for what the run set up (servers, temp dirs), run newest first: after each store, on error, on Ctrl-C. */
+const cleanups: Array<() => Promise<void> | void> = []
+/** Temp dirs not yet removed: the last resort on exit, should a cleanup step never run. */
+const tempDirs = new Set<string>()
+process.on('exit', () => {
+  for (const dir of tempDirs) rmSync(dir, { recursive: true, force: true })
+})
 
 function parseOptions(): Options {
   const { values } = parseArgs({
@@ -61,8 +75,11 @@ function parseOptions(): Options {
       'ours-cmd': { type: 'string' },
     },
   })
+  // Whole seconds: autocannon samples requests/s once a second.
   const durationSeconds = Number(values.duration)
-  if (!(durationSeconds > 0)) throw new Error('--duration must be a positive number of seconds')
+  if (!(Number.isInteger(durationSeconds) && durationSeconds > 0)) {
+    throw new Error('--duration must be a whole number of seconds, at least 1')
+  }
 
   const only = values.only
   if (only !== undefined && only !== 'memory' && only !== 'sqlite') throw new Error('--only must be memory or sqlite')
@@ -77,15 +94,44 @@ function parseOptions(): Options {
     json: values.json,
     stores: only === undefined ? [...STORES] : [only],
     scenarios: scenarios.filter(isScenarioName),
-    oursCommand: oursCommand(values['ours-cmd']),
+    ours: oursCommand(values['ours-cmd']),
   }
 }
 
-/** Prefer the built binary; fall back to running the TypeScript source. */
-function oursCommand(custom: string | undefined): string[] {
-  if (custom !== undefined) return custom.trim().split(/\s+/)
-  const built = 'dist/bin/petstore-server.js'
-  return existsSync(join(ROOT, built)) ? [process.execPath, built] : ['npx', 'tsx', 'bin/petstore-server.ts']
+/** Prefer the built binary, as installed users run it; fall back to the TypeScript source. */
+function oursCommand(custom: string | undefined): Options['ours'] {
+  if (custom !== undefined) return { command: custom.trim().split(/\s+/), how: 'custom command (--ours-cmd)' }
+  if (!existsSync(join(ROOT, BUILT_BINARY))) {
+    return {
+      command: [process.execPath, '--import', 'tsx', 'bin/petstore-server.ts'],
+      how: `TypeScript source through tsx (no ${BUILT_BINARY}; npm run build to bench the build)`,
+    }
+  }
+  const stale = newestSource() > statSync(join(ROOT, BUILT_BINARY)).mtimeMs
+  const how = `built ${BUILT_BINARY}${stale ? ' (WARNING: older than the sources, npm run build)' : ''}`
+  return { command: [process.execPath, BUILT_BINARY], how }
+}
+
+/** Latest change to what the binary is built from. */
+function newestSource(): number {
+  const dirs = ['src', 'bin', 'adapters'].map((dir) => join(ROOT, dir)).filter((dir) => existsSync(dir))
+  const files = dirs.flatMap((dir) => readdirSync(dir, { recursive: true }).map((file) => join(dir, String(file))))
+  return Math.max(0, ...files.map((file) => statSync(file).mtimeMs))
+}
+
+/**
+ * Pins this process (autocannon) to CPU 1 and returns the prefix that starts
+ * servers on CPU 0; empty when that is not possible (no taskset, one CPU).
+ */
+function pinCpus(): { serverPrefix: string[]; how: string } {
+  if (availableParallelism() < 2) return { serverPrefix: [], how: 'not pinned (fewer than 2 CPUs)' }
+  try {
+    execFileSync('taskset', ['--cpu-list', '0', 'true'], { stdio: 'ignore' })
+    execFileSync('taskset', ['--all-tasks', '--cpu-list', '--pid', '1', String(process.pid)], { stdio: 'ignore' })
+  } catch {
+    return { serverPrefix: [], how: 'not pinned (taskset missing or not allowed)' }
+  }
+  return { serverPrefix: ['taskset', '--cpu-list', '0'], how: 'servers on CPU 0, load generator on CPU 1' }
 }
 
 function log(message: string): void {
@@ -100,7 +146,13 @@ async function start(name: string, command: readonly string[], db: string): Prom
 }
 
 async function cleanUp(): Promise<void> {
-  for (let step = cleanups.pop(); step !== undefined; step = cleanups.pop()) await step()
+  for (let step = cleanups.pop(); step !== undefined; step = cleanups.pop()) {
+    try {
+      await step()
+    } catch (error) {
+      log(`bench: cleanup: ${(error as Error).message}`)
+    }
+  }
 }
 
 async function load(baseUrl: string, request: RequestSpec, durationSeconds: number): Promise<Measurement> {
@@ -140,21 +192,37 @@ async function measure(
   return measurement
 }
 
-async function benchStore(store: StoreName, options: Options): Promise<Row[]> {
+/** Starts both servers on one store, seeds and compares them, then measures every scenario. */
+async function benchStore(
+  store: StoreName,
+  options: Options,
+  serverPrefix: string[],
+  warnings: string[],
+): Promise<Row[]> {
   const dir = store === 'sqlite' ? await mkdtemp(join(tmpdir(), 'petstore-bench-')) : undefined
-  if (dir !== undefined) cleanups.push(() => rm(dir, { recursive: true, force: true }))
+  if (dir !== undefined) {
+    tempDirs.add(dir)
+    cleanups.push(() => {
+      rmSync(dir, { recursive: true, force: true })
+      tempDirs.delete(dir)
+    })
+  }
   const db = (name: string): string => (dir === undefined ? 'memory' : `sqlite:${join(dir, `${name}.db`)}`)
   try {
     log(`[${store}] starting servers`)
-    const oursServer = await start('ours', options.oursCommand, db('ours'))
-    const baselineServer = await start('baseline', BASELINE_COMMAND, db('baseline'))
+    const oursServer = await start('ours', [...serverPrefix, ...options.ours.command], db('ours'))
+    const baselineServer = await start('baseline', [...serverPrefix, ...BASELINE_COMMAND], db('baseline'))
     log(`[${store}] seeding ${SEED_COUNT} pets into each`)
-    const ours: Side = { server: oursServer, scenarios: buildScenarios(KEY, await seed(oursServer.baseUrl, KEY)) }
-    const baseline: Side = {
-      server: baselineServer,
-      scenarios: buildScenarios(KEY, await seed(baselineServer.baseUrl, KEY)),
-    }
+    const seeded = await seed(oursServer.baseUrl, KEY)
+    const baselineSeeded = await seed(baselineServer.baseUrl, KEY)
+    log(`[${store}] both hold ${await compareData(oursServer.baseUrl, baselineServer.baseUrl, KEY)}`)
+    if (seeded.existingId !== baselineSeeded.existingId) throw new Error('seeding gave the servers different ids')
+    const differences = await compareAnswers(oursServer.baseUrl, baselineServer.baseUrl, KEY, seeded.existingId)
+    for (const difference of differences) warnings.push(`${store}: ours and baseline answer differently: ${difference}`)
+    log(`[${store}] parity: ${differences.length === 0 ? 'same answers' : `${differences.length} difference(s)`}`)
 
+    const ours: Side = { server: oursServer, scenarios: buildScenarios(KEY, seeded) }
+    const baseline: Side = { server: baselineServer, scenarios: buildScenarios(KEY, seeded) }
     const rows: Row[] = []
     // Ours then baseline for each scenario, so both run under the same machine conditions.
     for (const scenario of options.scenarios) {
@@ -172,32 +240,49 @@ async function benchStore(store: StoreName, options: Options): Promise<Row[]> {
 }
 
 async function main(): Promise<void> {
-  const options = parseOptions()
+  let stopping = false
   for (const [signal, code] of [
     ['SIGINT', 130],
     ['SIGTERM', 143],
+    ['SIGHUP', 129],
   ] as const) {
-    process.once(signal, () => {
+    process.on(signal, () => {
+      // A repeated Ctrl-C must not kill us halfway through stopping the servers.
+      if (stopping) return
+      stopping = true
+      log(`bench: ${signal}, stopping servers`)
       void cleanUp().finally(() => process.exit(code))
     })
   }
-  log(`ours: ${options.oursCommand.join(' ')}`)
+  const options = parseOptions()
+  const pinning = pinCpus()
+  const config = {
+    ours: options.ours.how,
+    oursCommand: options.ours.command,
+    baselineCommand: BASELINE_COMMAND,
+    cpus: pinning.how,
+    durationSeconds: options.durationSeconds,
+    warmupSeconds: WARMUP_SECONDS,
+    connections: CONNECTIONS,
+    seedCount: SEED_COUNT,
+    node: process.version,
+  }
+  log(`ours: ${config.ours}: ${options.ours.command.join(' ')}`)
   log(`baseline: ${BASELINE_COMMAND.join(' ')}`)
+  log(`cpus: ${pinning.how}`)
 
   const rows: Row[] = []
-  for (const store of options.stores) rows.push(...(await benchStore(store, options)))
+  const warnings: string[] = []
+  for (const store of options.stores) rows.push(...(await benchStore(store, options, pinning.serverPrefix, warnings)))
 
   if (options.json) {
-    const config = {
-      durationSeconds: options.durationSeconds,
-      connections: CONNECTIONS,
-      seedCount: SEED_COUNT,
-      node: process.version,
-      oursCommand: options.oursCommand,
-    }
-    process.stdout.write(`${JSON.stringify({ config, results: rows }, null, 2)}\n`)
+    process.stdout.write(`${JSON.stringify({ config, warnings, results: rows }, null, 2)}\n`)
   } else {
-    process.stdout.write(`\n${formatTable(rows)}\n`)
+    const header = [
+      `ours: ${config.ours}; baseline: bench/baseline-server.ts through tsx`,
+      `${CONNECTIONS} connections, ${WARMUP_SECONDS} s warm-up + ${options.durationSeconds} s per run, ${SEED_COUNT} seeded pets, node ${process.version}, ${pinning.how}`,
+    ]
+    process.stdout.write(`\n${header.join('\n')}\n\n${formatTable(rows, warnings)}\n`)
   }
 }
 

@@ -9,6 +9,12 @@ const STOP_TIMEOUT_MS = 5_000
 const TAIL_LINES = 20
 const READY_LINE = /http:\/\/\S+:(\d+)\/v1\b/
 
+/** Process groups started and not yet stopped; killed outright should this process exit first. */
+const running = new Set<number>()
+process.on('exit', () => {
+  for (const pid of running) signalGroup(pid, 'SIGKILL')
+})
+
 export interface ServerProcess {
   readonly name: string
   /** Always http://127.0.0.1:PORT/v1: only the port is taken from the ready line. */
@@ -26,6 +32,7 @@ export async function startServer(name: string, command: readonly string[], cwd:
   if (file === undefined) throw new Error(`${name}: empty command`)
   // Own process group, so stop() also reaches grandchildren (npx -> tsx -> node).
   const child = spawn(file, args, { cwd, detached: true, stdio: ['ignore', 'pipe', 'pipe'] })
+  if (child.pid !== undefined) running.add(child.pid)
   const tail: string[] = []
   const remember = (line: string): void => {
     tail.push(line)
@@ -73,6 +80,7 @@ async function stopGroup(child: ChildProcess): Promise<void> {
   const deadline = Date.now() + STOP_TIMEOUT_MS
   while (groupAlive(pid) && Date.now() < deadline) await sleep(50)
   if (groupAlive(pid)) signalGroup(pid, 'SIGKILL')
+  running.delete(pid)
 }
 
 function signalGroup(pid: number, signal: NodeJS.Signals): void {
