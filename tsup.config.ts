@@ -6,7 +6,10 @@ export default defineConfig([
     entry: {
       index: 'src/index.ts',
       sqlite: 'src/stores/sqlite.ts',
+      postgres: 'src/stores/postgres.ts',
+      mysql: 'src/stores/mysql.ts',
       kysely: 'src/stores/kysely.ts',
+      testing: 'src/testing.ts',
       node: 'adapters/node.ts',
     },
     format: ['esm', 'cjs'],
@@ -23,6 +26,6 @@ export default defineConfig([
     target: 'node20',
     outDir: 'dist',
     // Drivers stay outside the bundle: they are optional peers, loaded on demand.
-    external: ['better-sqlite3'],
+    external: ['better-sqlite3', 'pg', 'mysql2'],
   },
 ])
