@@ -6,10 +6,7 @@ export default defineConfig([
     entry: {
       index: 'src/index.ts',
       sqlite: 'src/stores/sqlite.ts',
-      postgres: 'src/stores/postgres.ts',
-      mysql: 'src/stores/mysql.ts',
       kysely: 'src/stores/kysely.ts',
-      testing: 'src/testing.ts',
       node: 'adapters/node.ts',
     },
     format: ['esm', 'cjs'],
