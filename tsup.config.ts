@@ -6,7 +6,10 @@ export default defineConfig([
     entry: {
       index: 'src/index.ts',
       sqlite: 'src/stores/sqlite.ts',
+      postgres: 'src/stores/postgres.ts',
+      mysql: 'src/stores/mysql.ts',
       kysely: 'src/stores/kysely.ts',
+      testing: 'src/testing.ts',
       node: 'adapters/node.ts',
     },
     format: ['esm', 'cjs'],
@@ -16,12 +19,15 @@ export default defineConfig([
     clean: true,
     target: 'node20',
     outDir: 'dist',
+    // tsup strips `node:` by default, which would turn import('node:sqlite') into the npm package `sqlite`.
+    removeNodeProtocol: false,
   },
   {
     entry: { 'bin/petstore-server': 'bin/petstore-server.ts' },
     format: ['esm'],
     target: 'node20',
     outDir: 'dist',
+    removeNodeProtocol: false,
     // Drivers stay outside the bundle: they are optional peers, loaded on demand.
     external: ['better-sqlite3', 'pg', 'mysql2'],
   },

@@ -4,10 +4,16 @@
  * @module
  */
 import { memoryStore, type PetStore } from '../src/index.js'
+import { mysqlStore } from '../src/stores/mysql.js'
+import { postgresStore } from '../src/stores/postgres.js'
 import { sqliteStore } from '../src/stores/sqlite.js'
 import { UsageError } from './options.js'
 
-/** `memory` or `sqlite:PATH` (`sqlite::memory:` for an in-memory SQLite). */
+/**
+ * `memory`, `sqlite:PATH` (`sqlite::memory:` for an in-memory SQLite),
+ * `postgres://…` / `postgresql://…` (`?schema=NAME` puts the tables in that schema)
+ * or `mysql://…`.
+ */
 export function openStore(db: string): PetStore {
   if (db === 'memory') return memoryStore()
   if (db.startsWith('sqlite:')) {
@@ -15,9 +21,17 @@ export function openStore(db: string): PetStore {
     if (path === '') throw new UsageError('--db sqlite: needs a file path, e.g. sqlite:./petstore.db')
     return sqliteStore({ path })
   }
-  if (/^(postgres|postgresql|mysql):\/\//.test(db)) {
-    throw new UsageError(`--db ${db.split(':')[0]}:// is not supported by this version; use memory or sqlite:PATH`)
+  if (/^postgres(ql)?:\/\//.test(db)) {
+    // `schema` is ours, not a connection parameter: take it out before pg sees the URL.
+    const url = new URL(db)
+    const schema = url.searchParams.get('schema')
+    if (schema === null) return postgresStore({ connectionString: db })
+    url.searchParams.delete('schema')
+    return postgresStore({ connectionString: url.href }, { schema: schema || undefined })
   }
+  if (db.startsWith('mysql://')) return mysqlStore({ uri: db })
   // Never echo credentials of a mistyped URL.
-  throw new UsageError(`--db must be memory or sqlite:PATH, got "${db.replace(/\/\/[^@/]*@/, '//***@')}"`)
+  throw new UsageError(
+    `--db must be memory, sqlite:PATH, postgres://… or mysql://…, got "${db.replace(/\/\/[^@/]*@/, '//***@')}"`,
+  )
 }

@@ -27,12 +27,18 @@ Serves the Petstore v1 API over HTTP.
 Options:
   --port N          port to listen on; 0 picks a free one     (env PORT, default 8080)
   --host HOST       address to bind                           (env HOST, default 127.0.0.1)
-  --db URL          memory | sqlite:PATH                      (env DATABASE_URL, default sqlite:./petstore.db)
+  --db URL          where pets live, see below                (env DATABASE_URL, default sqlite:./petstore.db)
   --key KEY         an accepted API key; repeat for several   (env PETSTORE_API_KEYS, comma-separated)
   --base-path PATH  path prefix of the API                    (default /v1)
   --cors ORIGIN     allow browsers from ORIGIN ('*' for any); repeatable
   -h, --help        print this help
   -v, --version     print the version
+
+--db values:
+  memory                                  pets in memory, gone when the process ends
+  sqlite:PATH                             a SQLite file, created if missing
+  postgres://USER:PASS@HOST/DB[?schema=S] PostgreSQL (also postgresql://); tables in schema S, created if missing
+  mysql://USER:PASS@HOST/DB               MySQL or MariaDB
 
 Without any key, a random one is generated and printed once on stderr.
 GET /healthz answers 200 while the store is reachable, 503 when it is not.`

@@ -39,6 +39,8 @@ function codePoints(text: string): number {
 /** Availability of a pet. */
 export const PetStatusSchema = v.picklist(['available', 'pending', 'sold'], 'must be one of available, pending, sold')
 
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/
+
 const NameSchema = v.pipe(
   v.string('must be a string'),
   checkWithSchema((name: string) => name.length > 0 && codePoints(name) <= 255, 'must be 1 to 255 characters long', {
@@ -46,6 +48,8 @@ const NameSchema = v.pipe(
     maxLength: 255,
   }),
   v.regex(/\S/, 'must not be only whitespace'),
+  // A lone surrogate (JSON allows "\ud800") has no UTF-8 form: a database would store a different name.
+  checkWithSchema((name: string) => !LONE_SURROGATE.test(name), 'must be valid Unicode text', {}),
 )
 
 const CategoryIdSchema = v.pipe(

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { type Kysely, Migrator } from 'kysely'
+import { type Kysely, Migrator, sql } from 'kysely'
 import { PetstoreError } from '../errors.js'
 import type { Pet, PetStatus } from '../schemas.js'
 import type { ListQuery, PetStore } from '../store.js'
@@ -14,8 +14,16 @@ import { migrations, sqlFamily } from './migrations.js'
 export interface KyselyStoreOptions {
   /** Table of pets. @default 'petstore_pets' */
   table?: string
-  /** Table where applied migrations are recorded (and `<name>_lock`). @default 'petstore_migration' */
+  /**
+   * Table where applied migrations are recorded (and `<name>_lock`); one per pets table.
+   * @default 'petstore_migration', or `<table>_migration` for a table of another name
+   */
   migrationTable?: string
+  /**
+   * Schema of both tables (a PostgreSQL schema, a MySQL database), created on first use if
+   * missing. @default the connection's current schema
+   */
+  schema?: string
   /** Destroy the kysely instance on `close()`. Leave it off for a database your application owns. @default false */
   destroyOnClose?: boolean
 }
@@ -31,10 +39,15 @@ interface PetRow {
 const UNAVAILABLE = new Set([
   'ECONNREFUSED',
   'ECONNRESET',
+  'ECONNABORTED',
   'ETIMEDOUT',
   'EPIPE',
   'ENOTFOUND',
+  'EAI_AGAIN',
   'EHOSTUNREACH',
+  'EHOSTDOWN',
+  'ENETUNREACH',
+  'ENETDOWN',
   'SQLITE_BUSY',
   'SQLITE_LOCKED',
   'SQLITE_CANTOPEN',
@@ -42,18 +55,90 @@ const UNAVAILABLE = new Set([
   'SQLITE_FULL',
   'SQLITE_READONLY',
   '57P01', // postgres: admin shutdown
+  '57P02', // postgres: crash shutdown
   '57P03', // postgres: cannot connect now
+  '57014', // postgres: statement timeout (or canceled)
   '53300', // postgres: too many connections
   'PROTOCOL_CONNECTION_LOST',
+  'PROTOCOL_SEQUENCE_TIMEOUT',
+  'PROTOCOL_ENQUEUE_AFTER_FATAL_ERROR',
+  'ER_CON_COUNT_ERROR',
+  'ER_SERVER_SHUTDOWN',
+  'ER_CONNECTION_KILLED',
+  'ER_QUERY_INTERRUPTED',
+  'ER_STATEMENT_TIMEOUT',
+  'ER_QUERY_TIMEOUT',
 ])
 
-/** Whether `error` says the database cannot be reached (→ 503), judged by its code. */
-export function isUnavailable(error: unknown): boolean {
-  const code = (error as { code?: unknown } | null)?.code
+// pg reports a lost or timed-out connection with a bare Error, no code: only its message tells.
+const PG_CONNECTION_LOST =
+  /^(Connection terminated|timeout exceeded when trying to connect|Query read timeout|Client has encountered a connection error)/
+
+/** Whether `error` says the database cannot be reached (→ 503), judged by its code (or pg's message). */
+export function isUnavailable(error: unknown, depth = 0): boolean {
+  if (typeof error !== 'object' || error === null || depth > 3) return false
+  const code = errorCode(error)
+  const { message, fatal, errors, cause } = error as {
+    message?: unknown
+    fatal?: unknown
+    errors?: unknown
+    cause?: unknown
+  }
+  if (code !== undefined) {
+    if (UNAVAILABLE.has(code) || code.startsWith('SQLITE_IOERR') || code.startsWith('SQLITE_BUSY')) return true
+    if (/^08[0-9A-Z]{3}$/.test(code)) return true // postgres: class 08, connection exception
+  }
+  if (typeof message === 'string' && PG_CONNECTION_LOST.test(message)) return true
+  // mysql2 marks errors that broke the connection as fatal ("Can't add new command when connection is in closed state").
+  if (fatal === true && !code?.startsWith('ER_')) return true
+  // A host name with several addresses fails with an AggregateError of one error per address.
+  if (Array.isArray(errors) && errors.some((each) => isUnavailable(each, depth + 1))) return true
+  return isUnavailable(cause, depth + 1)
+}
+
+// Processes migrating one database at the same moment collide on these; the loser tries again.
+const RACE = new Set([
+  'SQLITE_BUSY',
+  'SQLITE_LOCKED',
+  '23505', // postgres: unique violation (a concurrent `create … if not exists` on the catalog)
+  '42P06', // postgres: duplicate schema
+  '42P07', // postgres: duplicate table
+  '40P01', // postgres: deadlock
+  'ER_DUP_ENTRY',
+  'ER_TABLE_EXISTS_ERROR',
+  'ER_LOCK_DEADLOCK',
+])
+
+function isMigrationRace(error: unknown): boolean {
+  const code = errorCode(error)
+  // SQLite has no migration lock: two processes may both record migration 0001 (it is idempotent).
   return (
-    typeof code === 'string' &&
-    (UNAVAILABLE.has(code) || code.startsWith('SQLITE_IOERR') || code.startsWith('SQLITE_BUSY'))
+    code !== undefined && (RACE.has(code) || code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_CONSTRAINT'))
   )
+}
+
+// node:sqlite reports every failure as ERR_SQLITE_ERROR with SQLite's numeric (extended) result code.
+const SQLITE_EXTENDED: Record<number, string> = {
+  1555: 'SQLITE_CONSTRAINT_PRIMARYKEY',
+  2067: 'SQLITE_CONSTRAINT_UNIQUE',
+}
+const SQLITE_PRIMARY: Record<number, string> = {
+  5: 'SQLITE_BUSY',
+  6: 'SQLITE_LOCKED',
+  8: 'SQLITE_READONLY',
+  10: 'SQLITE_IOERR',
+  13: 'SQLITE_FULL',
+  14: 'SQLITE_CANTOPEN',
+  19: 'SQLITE_CONSTRAINT',
+}
+
+/** The error's code as a string, with node:sqlite's numeric codes named as the other drivers name them. */
+function errorCode(error: unknown): string | undefined {
+  const { code, errcode } = (error ?? {}) as { code?: unknown; errcode?: unknown }
+  if (code === 'ERR_SQLITE_ERROR' && typeof errcode === 'number') {
+    return SQLITE_EXTENDED[errcode] ?? SQLITE_PRIMARY[errcode & 0xff] ?? code
+  }
+  return typeof code === 'string' ? code : undefined
 }
 
 /** Rows hold int8 as numbers, strings (pg) or bigints; the API speaks numbers. */
@@ -78,25 +163,36 @@ function toPet(row: PetRow): Pet {
  */
 export function kyselyStore(db: Kysely<any>, options: KyselyStoreOptions = {}): PetStore {
   const table = options.table ?? 'petstore_pets'
-  const migrationTable = options.migrationTable ?? 'petstore_migration'
+  // Migrations recorded for one pets table must not pass for another: each gets its own record.
+  const migrationTable =
+    options.migrationTable ?? (table === 'petstore_pets' ? 'petstore_migration' : `${table}_migration`)
   const family = sqlFamily(db)
+  let scoped = options.schema ? db.withSchema(options.schema) : db
   let ready: Promise<void> | undefined
   let closing: Promise<void> | undefined
 
   async function migrate(): Promise<void> {
-    const set = migrations(table, family)
+    let schema = options.schema
+    if (schema === undefined && family === 'postgres') {
+      // The Migrator looks for its tables in every schema unless told one: name the one tables go to.
+      const { rows } = await sql<{ schema: string | null }>`select current_schema() as schema`.execute(db)
+      schema = rows[0]?.schema ?? undefined
+      if (schema !== undefined) scoped = db.withSchema(schema)
+    }
+    const set = migrations(table, family, schema)
     const migrator = new Migrator({
       db,
       provider: { getMigrations: async () => set },
       migrationTableName: migrationTable,
       migrationLockTableName: `${migrationTable}_lock`,
+      migrationTableSchema: schema,
     })
-    // Processes starting together on one SQLite file can collide; the loser retries.
+    // Processes starting together on one database can collide (see RACE); the loser retries.
     for (let attempt = 1; ; attempt++) {
       const { error } = await migrator.migrateToLatest()
       if (!error) return
-      if (attempt >= 5 || !isUnavailable(error)) throw error
-      await new Promise((resolve) => setTimeout(resolve, 20 * attempt))
+      if (attempt >= 8 || !isMigrationRace(error)) throw error
+      await new Promise((resolve) => setTimeout(resolve, 20 * attempt + Math.random() * 20))
     }
   }
 
@@ -122,20 +218,20 @@ export function kyselyStore(db: Kysely<any>, options: KyselyStoreOptions = {}): 
       run(async () => {
         const values: Omit<PetRow, 'id'> = { name: pet.name, category_id: pet.categoryId, status: pet.status ?? null }
         if (family !== 'mysql') {
-          const row = await db.insertInto(table).values(values).returning(columns).executeTakeFirstOrThrow()
+          const row = await scoped.insertInto(table).values(values).returning(columns).executeTakeFirstOrThrow()
           return toPet(row as PetRow)
         }
-        const { insertId } = await db.insertInto(table).values(values).executeTakeFirstOrThrow()
+        const { insertId } = await scoped.insertInto(table).values(values).executeTakeFirstOrThrow()
         return toPet({ ...values, id: insertId as bigint })
       }),
     get: (id) =>
       run(async () => {
-        const row = await db.selectFrom(table).select(columns).where('id', '=', id).executeTakeFirst()
+        const row = await scoped.selectFrom(table).select(columns).where('id', '=', id).executeTakeFirst()
         return row && toPet(row as PetRow)
       }),
     list: ({ status, limit, after }: ListQuery) =>
       run(async () => {
-        let query = db.selectFrom(table).select(columns)
+        let query = scoped.selectFrom(table).select(columns)
         if (status !== undefined) query = query.where('status', '=', status)
         if (after !== undefined) query = query.where('id', '>', after)
         const rows = await query.orderBy('id').limit(limit).execute()
@@ -143,7 +239,7 @@ export function kyselyStore(db: Kysely<any>, options: KyselyStoreOptions = {}): 
       }),
     ping: () =>
       run(async () => {
-        await db.selectFrom(table).select('id').limit(1).execute()
+        await scoped.selectFrom(table).select('id').limit(1).execute()
       }),
     close() {
       closing ??= options.destroyOnClose ? db.destroy() : Promise.resolve()

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { type Kysely, type Migration, MysqlAdapter, PostgresAdapter } from 'kysely'
+import { type Kysely, type Migration, MysqlAdapter, PostgresAdapter, sql } from 'kysely'
 
 /** The SQL family a kysely instance speaks, read from its adapter. */
 export type SqlFamily = 'sqlite' | 'postgres' | 'mysql'
@@ -17,31 +17,42 @@ export function sqlFamily(db: Kysely<any>): SqlFamily {
 }
 
 /**
- * Versioned migrations for a pets table named `table`. Each is idempotent
- * (`if not exists`) so that two processes racing past the migration lock of
- * a dialect that has none (SQLite) still end with one schema.
+ * Versioned migrations for a pets table named `table` (in `schema` when
+ * given). Each is idempotent (`if not exists`) so that two processes racing
+ * past the migration lock of a dialect that has none (SQLite) still end with
+ * one schema.
  */
-export function migrations(table: string, family: SqlFamily): Record<string, Migration> {
+export function migrations(table: string, family: SqlFamily, schema?: string): Record<string, Migration> {
   return {
     '0001_create_pets': {
-      async up(db) {
+      async up(migrating) {
+        const db = schema ? migrating.withSchema(schema) : migrating
+        const index = `${table}_status_id`
+        if (family === 'mysql') {
+          // MySQL 8 has no `create index if not exists`: the index is declared with the table.
+          // utf8mb4 spelled out, as MariaDB may default to latin1: names hold any Unicode, 255 code points.
+          await sql`create table if not exists ${sql.table(schema ? `${schema}.${table}` : table)} (
+            id bigint not null auto_increment primary key,
+            name varchar(255) not null,
+            category_id bigint not null,
+            status varchar(16),
+            index ${sql.id(index)} (status, id)
+          ) default character set utf8mb4 collate utf8mb4_bin`.execute(migrating)
+          return
+        }
         await db.schema
           .createTable(table)
           .ifNotExists()
-          .addColumn(
-            'id',
-            family === 'postgres' ? 'bigserial' : family === 'mysql' ? 'bigint' : 'integer',
-            (column) => {
-              const key = column.primaryKey()
-              // SQLite's AUTOINCREMENT never hands out an id again, even the largest one after a delete.
-              return family === 'postgres' ? key : key.autoIncrement()
-            },
-          )
-          .addColumn('name', family === 'mysql' ? 'varchar(255)' : 'text', (column) => column.notNull())
+          .addColumn('id', family === 'postgres' ? 'bigserial' : 'integer', (column) => {
+            const key = column.primaryKey()
+            // SQLite's AUTOINCREMENT never hands out an id again, even the largest one after a delete.
+            return family === 'postgres' ? key : key.autoIncrement()
+          })
+          .addColumn('name', 'text', (column) => column.notNull())
           .addColumn('category_id', 'bigint', (column) => column.notNull())
           .addColumn('status', 'varchar(16)')
           .execute()
-        await db.schema.createIndex(`${table}_status_id`).ifNotExists().on(table).columns(['status', 'id']).execute()
+        await db.schema.createIndex(index).ifNotExists().on(table).columns(['status', 'id']).execute()
       },
     },
   }

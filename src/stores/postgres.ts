@@ -1,0 +1,111 @@
+/**
+ * `postgresStore`: pets in a PostgreSQL database, through `pg`.
+ *
+ * @module
+ */
+import { Kysely, PostgresDialect, type PostgresPool } from 'kysely'
+import type { Pool, PoolClient, PoolConfig } from 'pg'
+import { PetstoreError } from '../errors.js'
+import type { PetStore } from '../store.js'
+import { type KyselyStoreOptions, kyselyStore } from './kysely.js'
+
+/**
+ * Where the store connects: a URL, for a pool the store creates (with any
+ * other `pg.Pool` setting beside it), or a pool your application owns.
+ */
+export type PostgresConnection = ({ connectionString: string } & Omit<PoolConfig, 'connectionString'>) | { pool: Pool }
+
+/** Options of {@link postgresStore}. */
+export interface PostgresStoreOptions extends Omit<KyselyStoreOptions, 'destroyOnClose'> {
+  /**
+   * PostgreSQL schema of the tables, created on first use if missing (that needs the
+   * CREATE privilege on the database; without it, create the schema beforehand).
+   * @default the connection's current schema (the first of its `search_path`, usually `public`)
+   */
+  schema?: string
+}
+
+/**
+ * What a pool created by the store uses unless the connection says otherwise: a dead server
+ * answers 503 within seconds instead of leaving requests waiting for ever.
+ */
+const POOL_DEFAULTS = {
+  /** Longest wait for a connection, new or free in the pool. */
+  connectionTimeoutMillis: 5_000,
+  /** Longest a statement may run before the server cancels it (a lock held elsewhere, an overloaded server). */
+  statement_timeout: 10_000,
+  /** Longest the client waits for an answer, for a server that went silent without closing the connection. */
+  query_timeout: 15_000,
+  /** Lets the operating system notice dead peers on idle connections. */
+  keepAlive: true,
+} satisfies PoolConfig
+
+function ignoreError(): void {
+  // The failure is the next query's to report (as 503): nothing to do with it here.
+}
+
+/**
+ * Lends kysely the connections of `pool`, and ends the pool on destroy only when the store owns it.
+ * A connection that breaks while lent out emits `error` on its client, where pg-pool listens only
+ * while the client is idle: without a listener of our own, the query would fail *and* the
+ * process would crash on an unhandled `error` event.
+ */
+function lend(pool: Pool, owned: boolean): PostgresPool {
+  return {
+    async connect() {
+      const client: PoolClient = await pool.connect()
+      if (!client.listeners('error').includes(ignoreError)) client.on('error', ignoreError)
+      return client
+    },
+    end: async () => {
+      if (owned) await pool.end()
+    },
+  }
+}
+
+async function createPool(config: PoolConfig): Promise<Pool> {
+  let Pool: typeof import('pg').Pool
+  try {
+    Pool = (await import('pg')).default.Pool
+  } catch (cause) {
+    throw new PetstoreError(500, 'internal_error', 'postgresStore needs pg: npm install pg', { cause })
+  }
+  const pool = new Pool({ ...POOL_DEFAULTS, ...config })
+  // An idle connection the server drops is reported here; unheard, it would end the program.
+  pool.on('error', ignoreError)
+  return pool
+}
+
+/**
+ * A store in a PostgreSQL database. `pg` is loaded on first use, so importing
+ * this module costs nothing until then; pg's global type parsers are left
+ * alone (int8 ids arrive as strings and become numbers here).
+ *
+ * With a `connectionString` the store creates its pool and `close()` ends
+ * it. Unless set beside the URL, that pool waits at most 5 s for a
+ * connection (`connectionTimeoutMillis`), lets a statement run 10 s
+ * (`statement_timeout`) and waits 15 s for an answer (`query_timeout`): a
+ * database that is away costs a request a 503, never a hang.
+ *
+ * A `pool` you pass stays yours: open after `close()`, its settings as they
+ * are. Listen for its `error` events yourself, as pg asks of every pool
+ * (an idle connection the server drops is reported there); the store only
+ * adds a listener to each connection it borrows, so that one breaking
+ * mid-query cannot bring the program down.
+ *
+ * @example
+ * ```ts
+ * import { postgresStore } from 'petstore-server/postgres'
+ *
+ * const store = postgresStore({ connectionString: 'postgres://app@localhost/app', max: 20 }, { schema: 'pets' })
+ * ```
+ */
+export function postgresStore(connection: PostgresConnection, options: PostgresStoreOptions = {}): PetStore {
+  const dialect = new PostgresDialect({
+    pool:
+      'pool' in connection
+        ? lend(connection.pool, false)
+        : async () => lend(await createPool(connection as PoolConfig), true),
+  })
+  return kyselyStore(new Kysely({ dialect }), { ...options, destroyOnClose: true })
+}

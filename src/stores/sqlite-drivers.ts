@@ -1,0 +1,195 @@
+/**
+ * The SQLite drivers `sqliteStore` can run on, each opened as the
+ * better-sqlite3-shaped database kysely's `SqliteDialect` expects.
+ *
+ * This is the one file of src/ that names runtime modules (`node:sqlite`,
+ * `bun:sqlite`), and only in dynamic imports: nothing is loaded before a store
+ * opens its database, and a runtime without a driver never sees its import
+ * (test/core-purity.test.ts keeps it that way).
+ *
+ * @module
+ */
+import type { SqliteDatabase, SqliteStatement } from 'kysely'
+import { PetstoreError } from '../errors.js'
+
+/** A SQLite driver `sqliteStore` can use. */
+export type SqliteDriver = 'better-sqlite3' | 'node:sqlite' | 'bun:sqlite'
+
+/**
+ * The automatic choice, first loadable wins: the runtime's own driver (Bun's,
+ * then Node's, which Deno provides too) needs no install, so it goes before
+ * the native addon. `bun:sqlite` fails to import anywhere but Bun, and
+ * `node:sqlite` on Node < 22.5 (and < 22.13 without `--experimental-sqlite`).
+ */
+export const AUTO_ORDER: readonly SqliteDriver[] = ['bun:sqlite', 'node:sqlite', 'better-sqlite3']
+
+/** Opens a database file (or `':memory:'`) with one driver, as the database kysely's `SqliteDialect` takes. */
+type Opener = (path: string) => SqliteDatabase
+
+// The runtime modules are typed here by the few members we use: @types/node 20
+// has no node:sqlite and there is no bun:sqlite declaration to depend on.
+// `as string` keeps TypeScript from resolving them; bundlers still see the literal.
+// (`any` only where a module enters its adapter, typed by the adapter's parameter.)
+
+interface NodeStatement {
+  all(...parameters: unknown[]): Record<string, unknown>[]
+  run(...parameters: unknown[]): { changes: number | bigint; lastInsertRowid: number | bigint }
+  /** Node ≥ 22.13 / 23.4. */
+  iterate?(...parameters: unknown[]): IterableIterator<Record<string, unknown>>
+  /** Node ≥ 22.16 / 23.11. */
+  columns?(): unknown[]
+}
+
+interface NodeSqlite {
+  DatabaseSync: new (path: string) => { prepare(sql: string): NodeStatement; close(): void }
+}
+
+interface BunStatement {
+  readonly columnNames: string[]
+  all(...parameters: unknown[]): unknown[]
+  run(...parameters: unknown[]): { changes: number; lastInsertRowid: number | bigint }
+  iterate(...parameters: unknown[]): IterableIterator<unknown>
+}
+
+interface BunSqlite {
+  Database: new (path: string) => { prepare(sql: string): BunStatement; close(): void }
+}
+
+/** Copies a null-prototype row of node:sqlite into a plain object, as the other drivers return. */
+function plain(row: Record<string, unknown>): Record<string, unknown> {
+  return { ...row }
+}
+
+/**
+ * Whether `sql` returns rows, judged from its text. Only for node:sqlite
+ * before `columns()` (Node < 22.16): a query that returns rows must be read
+ * with `all()`, anything else run with `run()` for its changes and rowid.
+ *
+ * @example
+ * ```ts
+ * returnsRows('insert into t (a) values (?) returning id') // → true
+ * ```
+ */
+export function returnsRows(sql: string): boolean {
+  const text = sql.replace(/--[^\n]*|\/\*[\s\S]*?\*\//g, ' ').trimStart()
+  return /^\(*\s*(select|with|values|pragma|explain)\b/i.test(text) || /\breturning\b/i.test(text)
+}
+
+/**
+ * Imports a driver's module. The imports sit in a try block on purpose:
+ * esbuild (our build, and users' bundles of it) then leaves an import it
+ * cannot resolve, such as `bun:sqlite` outside Bun, to run time instead of
+ * failing the build; `webpackIgnore` asks the same of webpack.
+ */
+async function importDriver(driver: SqliteDriver): Promise<unknown> {
+  try {
+    switch (driver) {
+      case 'better-sqlite3':
+        return (await import('better-sqlite3')).default
+      case 'node:sqlite':
+        return await import(/* webpackIgnore: true */ 'node:sqlite' as string)
+      case 'bun:sqlite':
+        return await import(/* webpackIgnore: true */ 'bun:sqlite' as string)
+    }
+  } catch (cause) {
+    throw new Error(`sqliteStore cannot load the driver ${driver}: ${HINTS[driver]}`, { cause })
+  }
+}
+
+/** Turns each driver's module into an {@link Opener}. */
+const ADAPTERS: Record<SqliteDriver, (module: any) => Opener> = {
+  // Already the shape kysely was written for.
+  'better-sqlite3': (Database: typeof import('better-sqlite3')) => (path) => new Database(path),
+
+  'node:sqlite':
+    ({ DatabaseSync }: NodeSqlite) =>
+    (path) => {
+      const database = new DatabaseSync(path)
+      return {
+        prepare(sql): SqliteStatement {
+          const statement = database.prepare(sql)
+          return {
+            reader: statement.columns ? statement.columns().length > 0 : returnsRows(sql),
+            all: (parameters) => statement.all(...parameters).map(plain),
+            run: (parameters) => statement.run(...parameters),
+            *iterate(parameters) {
+              const rows = statement.iterate ? statement.iterate(...parameters) : statement.all(...parameters)
+              for (const row of rows) yield plain(row)
+            },
+          }
+        },
+        close: () => database.close(),
+      }
+    },
+
+  'bun:sqlite':
+    ({ Database }: BunSqlite) =>
+    (path) => {
+      const database = new Database(path)
+      return {
+        prepare(sql): SqliteStatement {
+          const statement = database.prepare(sql)
+          return {
+            reader: statement.columnNames.length > 0,
+            all: (parameters) => statement.all(...parameters),
+            run: (parameters) => statement.run(...parameters),
+            iterate: (parameters) => statement.iterate(...parameters),
+          }
+        },
+        close: () => database.close(),
+      }
+    },
+}
+
+/** Throws a `TypeError` unless `driver` names a driver (the option may come from untyped code or configuration). */
+export function assertSqliteDriver(driver: unknown): asserts driver is SqliteDriver {
+  if (typeof driver !== 'string' || !Object.hasOwn(ADAPTERS, driver)) {
+    const known = Object.keys(ADAPTERS).map((name) => `'${name}'`)
+    throw new TypeError(`sqliteStore: unknown driver ${JSON.stringify(driver)}; use one of ${known.join(', ')}`)
+  }
+}
+
+const HINTS: Record<SqliteDriver, string> = {
+  'better-sqlite3': 'npm install better-sqlite3',
+  'node:sqlite': 'it needs Node ≥ 22.13 (≥ 22.5 with --experimental-sqlite)',
+  'bun:sqlite': 'it exists only under Bun',
+}
+
+/** A loaded driver: its name and how it opens a database. */
+export interface LoadedSqliteDriver {
+  driver: SqliteDriver
+  open: Opener
+}
+
+/**
+ * Loads the first driver of `candidates` that this runtime can import.
+ * Only loading falls through to the next one: a driver that loads but then
+ * fails to open a file reports that failure.
+ *
+ * @example
+ * ```ts
+ * const { driver, open } = await loadSqliteDriver(['node:sqlite', 'better-sqlite3'])
+ * const database = open(':memory:')
+ * ```
+ */
+export async function loadSqliteDriver(candidates: readonly SqliteDriver[] = AUTO_ORDER): Promise<LoadedSqliteDriver> {
+  for (const driver of candidates) assertSqliteDriver(driver)
+  const failures: unknown[] = []
+  for (const driver of candidates) {
+    let module: unknown
+    try {
+      module = await importDriver(driver)
+    } catch (error) {
+      failures.push(error)
+      continue
+    }
+    return { driver, open: ADAPTERS[driver](module) }
+  }
+  const cause = new AggregateError(failures, 'No SQLite driver could be loaded')
+  const [only] = failures
+  const message =
+    failures.length === 1 && only instanceof Error
+      ? only.message
+      : 'sqliteStore needs a SQLite driver: npm install better-sqlite3 (or run on Node ≥ 22.13 or Bun)'
+  throw new PetstoreError(500, 'internal_error', message, { cause })
+}

@@ -1,0 +1,25 @@
+/**
+ * `petstore-server/testing`: the store conformance suite. One call proves
+ * that a `PetStore` (one of ours or your own) keeps the contract the HTTP
+ * API relies on, under node:test, vitest or any runner with `describe` and
+ * `it(name, options, fn)`. It imports no runner and no Node module.
+ *
+ * @example
+ * ```ts
+ * // my-store.test.ts, under vitest. Under node:test, pass `{ describe, it, before, after }` of that module.
+ * import { afterAll, beforeAll, describe, it } from 'vitest'
+ * import { storeConformance } from 'petstore-server/testing'
+ *
+ * storeConformance({ name: 'myStore', makeStore: () => myStore() }, { describe, it, beforeAll, afterAll })
+ * ```
+ *
+ * @module
+ */
+export { ConformanceError } from './testing/assert.js'
+export { STORE_CONFORMANCE_TESTS, type StoreConformanceTest } from './testing/cases.js'
+export {
+  type ConformanceRunner,
+  type ConformanceTestOptions,
+  type StoreConformanceOptions,
+  storeConformance,
+} from './testing/conformance.js'

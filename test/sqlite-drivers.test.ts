@@ -1,0 +1,211 @@
+/**
+ * `sqliteStore` on every SQLite driver: in this process with each driver
+ * that loads here, and in child processes on the other runtimes it supports.
+ *
+ * Other runtimes are found through environment variables holding a binary's
+ * path (`PETSTORE_TEST_NODE22`, `PETSTORE_TEST_NODE24`, `PETSTORE_TEST_BUN`),
+ * else in npx's cache (`npx --offline`: the test never downloads). Warm the
+ * cache once with `npx -y -p node@22 node -v`, `npx -y -p node@24 node -v`,
+ * `npx -y bun -v`; a runtime not found is skipped with the reason.
+ *
+ * Run: node --import tsx --test test/sqlite-drivers.test.ts
+ */
+import assert from 'node:assert/strict'
+import { execFile } from 'node:child_process'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { after, describe, it } from 'node:test'
+import { promisify } from 'node:util'
+import { PetstoreError } from '../src/errors.js'
+import { sqliteStore } from '../src/stores/sqlite.js'
+import { AUTO_ORDER, loadSqliteDriver, returnsRows, type SqliteDriver } from '../src/stores/sqlite-drivers.js'
+import { repoRoot } from './helpers/spawn-server.js'
+import { sqliteRoundTrip } from './helpers/sqlite-roundtrip.js'
+
+const dir = mkdtempSync(join(tmpdir(), 'petstore-sqlite-drivers-'))
+after(() => rmSync(dir, { recursive: true, force: true }))
+
+/** Why each driver cannot load in this process; absent when it can. */
+const unavailable = new Map<SqliteDriver, string>()
+for (const driver of AUTO_ORDER) {
+  await loadSqliteDriver([driver]).catch((error: Error) => unavailable.set(driver, error.message))
+}
+
+interface Runtime {
+  name: string
+  /** The variable that may hold the binary's path. */
+  env: string
+  /** `npx -p <package> <bin>` finds it in npx's cache. */
+  npx: [string, string]
+  /** Arguments before the script: Node needs tsx, Bun runs TypeScript itself. */
+  args: (version: string) => string[]
+  drivers: string[]
+  auto: SqliteDriver
+}
+
+/** node:sqlite exists from 22.5, behind a flag until 22.13. */
+const nodeArgs = (version: string): string[] => {
+  const [major = 0, minor = 0] = version.replace(/^v/, '').split('.').map(Number)
+  return [...(major === 22 && minor < 13 ? ['--experimental-sqlite'] : []), '--import', 'tsx']
+}
+
+// better-sqlite3 is left out on the other runtimes: its addon here is built for this Node.
+const RUNTIMES: Runtime[] = [
+  {
+    name: 'Node 22',
+    env: 'PETSTORE_TEST_NODE22',
+    npx: ['node@22', 'node'],
+    args: nodeArgs,
+    drivers: ['node:sqlite', 'auto'],
+    auto: 'node:sqlite',
+  },
+  {
+    name: 'Node 24',
+    env: 'PETSTORE_TEST_NODE24',
+    npx: ['node@24', 'node'],
+    args: nodeArgs,
+    drivers: ['node:sqlite', 'auto'],
+    auto: 'node:sqlite',
+  },
+  {
+    name: 'Bun',
+    env: 'PETSTORE_TEST_BUN',
+    npx: ['bun', 'bun'],
+    args: () => [],
+    drivers: ['bun:sqlite', 'auto'],
+    auto: 'bun:sqlite',
+  },
+]
+
+const run = promisify(execFile)
+
+/** The runtime's binary and version, or why it is not here. */
+async function locate(runtime: Runtime): Promise<{ binary: string; version: string } | { skip: string }> {
+  const [pkg, bin] = runtime.npx
+  try {
+    const binary =
+      process.env[runtime.env] ||
+      (
+        await run('npx', ['--offline', '-y', '-p', pkg, bin, '-e', 'console.log(process.execPath)'], {
+          timeout: 30_000,
+        })
+      ).stdout
+        .trim()
+        .split('\n')
+        .pop()!
+    const { stdout } = await run(binary, ['--version'], { timeout: 30_000 })
+    return { binary, version: stdout.trim() }
+  } catch {
+    const given = process.env[runtime.env]
+    if (given) return { skip: `${runtime.env}=${given} does not run` }
+    return { skip: `not in npx's cache: run npx -y -p ${pkg} ${bin} --version once, or set ${runtime.env}` }
+  }
+}
+
+// Looked up together, and before any test is declared: the runner starts the tests declared
+// so far at the first await, and ends the file (its `after` hook included) when they are done.
+const located = await Promise.all(RUNTIMES.map(locate))
+describe(`sqliteStore on Node ${process.versions.node}`, () => {
+  for (const driver of AUTO_ORDER) {
+    it(`round trip with driver: '${driver}'`, { skip: unavailable.get(driver) ?? false }, async () => {
+      await sqliteRoundTrip(mkdtempSync(join(dir, 'in-process-')), driver)
+    })
+  }
+
+  it('the automatic choice is the first driver that loads, and works', async () => {
+    const expected = AUTO_ORDER.find((driver) => !unavailable.has(driver))
+    assert.equal((await loadSqliteDriver()).driver, expected)
+    await sqliteRoundTrip(mkdtempSync(join(dir, 'in-process-')))
+  })
+
+  it('a forced driver that cannot load says which and why, at first use', async () => {
+    const [missing] = unavailable.keys()
+    if (!missing) return
+    const store = sqliteStore({ path: ':memory:', driver: missing })
+    const error = await store.create({ name: 'Rex', categoryId: 1 }).then(
+      () => undefined,
+      (error: unknown) => error,
+    )
+    assert.ok(error instanceof PetstoreError)
+    assert.equal(error.status, 500)
+    assert.match(error.message, new RegExp(`^sqliteStore cannot load the driver ${missing}: `))
+    await store.close?.()
+  })
+
+  it('no loadable driver at all: one message naming the fix', async (t) => {
+    const missing = [...unavailable.keys()]
+    if (missing.length < 2) return t.skip('fewer than two drivers are missing here')
+    await assert.rejects(loadSqliteDriver(missing), {
+      name: 'PetstoreError',
+      message: 'sqliteStore needs a SQLite driver: npm install better-sqlite3 (or run on Node ≥ 22.13 or Bun)',
+    })
+  })
+
+  it('an unknown driver is refused when the store is made', () => {
+    assert.throws(() => sqliteStore({ path: ':memory:', driver: 'sqlite3' as SqliteDriver }), {
+      name: 'TypeError',
+      message: /unknown driver "sqlite3"; use one of 'better-sqlite3', 'node:sqlite', 'bun:sqlite'/,
+    })
+  })
+
+  it('without columns() (node:sqlite before 22.16), rows-returning SQL is told by its text', () => {
+    const rows = [
+      'select "id" from "petstore_pets" where "id" > ? order by "id" limit ?',
+      '  -- a comment\n  SELECT 1',
+      '/* x */ with recursive n(i) as (values(1)) select i from n',
+      'pragma journal_mode = WAL',
+      'insert into "petstore_pets" ("name") values (?) returning "id", "name"',
+      '(select 1) union (select 2)',
+    ]
+    const writes = [
+      'insert into "petstore_pets" ("name") values (?)',
+      'create table if not exists "petstore_pets" ("id" integer primary key autoincrement)',
+      'begin',
+      'update "t" set "a" = ?',
+    ]
+    for (const sql of rows) assert.equal(returnsRows(sql), true, sql)
+    for (const sql of writes) assert.equal(returnsRows(sql), false, sql)
+  })
+})
+
+const script = join(repoRoot, 'test/helpers/sqlite-runtime.ts')
+
+describe('sqliteStore on other runtimes', { concurrency: true }, () => {
+  for (const [index, runtime] of RUNTIMES.entries()) {
+    const found = located[index]!
+    const title = `${runtime.name}${'version' in found ? ` (${found.version})` : ''}: ${runtime.drivers.join(', ')}`
+    it(title, { skip: 'skip' in found ? found.skip : false, timeout: 60_000 }, async () => {
+      if (!('binary' in found)) return
+      const { NODE_TEST_CONTEXT: _, NODE_OPTIONS: __, ...env } = process.env
+      const { stdout } = await run(
+        found.binary,
+        [...runtime.args(found.version), script, mkdtempSync(join(dir, 'child-')), ...runtime.drivers],
+        { cwd: repoRoot, env, timeout: 50_000 },
+      ).catch((error: { stderr?: string; message: string }) => {
+        throw new Error(`${runtime.name} failed:\n${error.stderr || error.message}`)
+      })
+      assert.deepEqual(JSON.parse(stdout.trim().split('\n').pop() ?? ''), { auto: runtime.auto })
+    })
+  }
+})
+
+describe('sqliteStore: processes opening one new file together', () => {
+  // SQLite has no migration lock: stores migrating one new file at the same moment
+  // may both record migration 0001, and the loser must retry rather than fail.
+  for (const driver of AUTO_ORDER.filter((each) => !unavailable.has(each))) {
+    it(`all of several stores migrate and serve (${driver})`, async () => {
+      for (let round = 0; round < 20; round++) {
+        const path = join(dir, `race-${driver.replace(/\W/g, '')}-${round}.db`)
+        const stores = Array.from({ length: 4 }, () => sqliteStore({ path, driver }))
+        try {
+          await Promise.all(stores.map((store) => store.ping?.()))
+          const pets = await Promise.all(stores.map((store, i) => store.create({ name: `p${i}`, categoryId: i })))
+          assert.equal(new Set(pets.map((pet) => pet.id)).size, 4)
+        } finally {
+          await Promise.all(stores.map((store) => store.close?.()))
+        }
+      }
+    })
+  }
+})
