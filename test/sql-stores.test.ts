@@ -40,6 +40,43 @@ after(async () => {
   for (const store of opened) await store.close?.()
 })
 
+/**
+ * 8 writers create 120 pets while a reader walks the list by cursor, again and
+ * again: every walk must have seen every pet up to where it ended. (A store
+ * that lets id 34 commit before 33 fails this when commits are slowed down.)
+ */
+async function assertWalksMissNothing(store: PetStore): Promise<void> {
+  let writing = true
+  const writers = Promise.all(
+    Array.from({ length: 8 }, async (_, writer) => {
+      for (let i = 0; i < 15; i++) await store.create({ name: `w${writer}-${i}`, categoryId: i })
+    }),
+  ).finally(() => {
+    writing = false
+  })
+  const walks: number[][] = []
+  while (writing) {
+    const seen: number[] = []
+    for (let page = await store.list({ limit: 3 }); page.length > 0; ) {
+      seen.push(...page.map((pet) => pet.id))
+      page = await store.list({ limit: 3, after: seen.at(-1) })
+    }
+    walks.push(seen)
+  }
+  await writers
+  const all = (await store.list({ limit: 1000 })).map((pet) => pet.id)
+  assert.equal(all.length, 120)
+  for (const seen of walks) {
+    const last = seen.at(-1) ?? 0
+    assert.deepEqual(
+      seen,
+      all.filter((id) => id <= last),
+      'a walk saw every pet up to where it ended',
+    )
+  }
+  assert.ok(walks.length > 3, `several walks ran during the writes (${walks.length})`)
+}
+
 describe('kyselyStore on PGlite', () => {
   const pglite = new PGlite()
   const db = new Kysely<any>({ dialect: new PGliteDialect(pglite) })
@@ -140,6 +177,18 @@ describe('postgresStore on a PostgreSQL server', {
     { name: 'postgresStore (server)', makeStore: () => postgresStore({ connectionString }, { schema: freshSchema() }) },
     runner,
   )
+
+  it('makes pets visible in id order, so a walk by cursor misses none, even when commits are slow', async () => {
+    const schema = freshSchema()
+    const store = track(postgresStore({ connectionString, max: 10 }, { schema }))
+    await store.ping?.()
+    // The id is drawn before BEFORE triggers run: a random pause there lets concurrent inserts commit out of order.
+    await admin.query(`create function ${schema}.pause() returns trigger language plpgsql as
+      $$ begin perform pg_sleep(random() * 0.02); return new; end $$`)
+    await admin.query(`create trigger pause before insert on ${schema}.petstore_pets
+      for each row execute function ${schema}.pause()`)
+    await assertWalksMissNothing(store)
+  })
 
   it('leaves a pool it was given open after close(), without listeners of its own', async () => {
     const pool = new pg.Pool({ connectionString, max: 2 })
@@ -245,6 +294,15 @@ describe('mysqlStore on a MySQL or MariaDB server', { skip: !MYSQL_URL && 'PETST
   })
 
   runApiSuite('mysqlStore (server)', () => mysqlStore({ uri }, { table: freshTable() }))
+
+  it('makes pets visible in id order, so a walk by cursor misses none, even when commits are slow', async () => {
+    const table = freshTable()
+    const store = track(mysqlStore({ uri, connectionLimit: 10 }, { table }))
+    await store.ping?.()
+    // After the id is drawn and before the commit, a random pause lets concurrent inserts commit out of order.
+    await admin.query(`create trigger ${table}_pause after insert on ${table} for each row do sleep(rand() * 0.02)`)
+    await assertWalksMissNothing(store)
+  })
   storeConformance(
     { name: 'mysqlStore (server)', makeStore: () => mysqlStore({ uri }, { table: freshTable() }) },
     runner,

@@ -167,7 +167,8 @@ export function kyselyStore(db: Kysely<any>, options: KyselyStoreOptions = {}): 
   const migrationTable =
     options.migrationTable ?? (table === 'petstore_pets' ? 'petstore_migration' : `${table}_migration`)
   const family = sqlFamily(db)
-  let scoped = options.schema ? db.withSchema(options.schema) : db
+  let schemaName = options.schema
+  let scoped = schemaName ? db.withSchema(schemaName) : db
   let ready: Promise<void> | undefined
   let closing: Promise<void> | undefined
 
@@ -178,6 +179,7 @@ export function kyselyStore(db: Kysely<any>, options: KyselyStoreOptions = {}): 
       const { rows } = await sql<{ schema: string | null }>`select current_schema() as schema`.execute(db)
       schema = rows[0]?.schema ?? undefined
       if (schema !== undefined) scoped = db.withSchema(schema)
+      schemaName = schema
     }
     const set = migrations(table, family, schema)
     const migrator = new Migrator({
@@ -213,16 +215,49 @@ export function kyselyStore(db: Kysely<any>, options: KyselyStoreOptions = {}): 
 
   const columns = ['id', 'name', 'category_id', 'status'] as const
 
+  /**
+   * Inserts a pet so that pets become visible in the order of their ids.
+   * PostgreSQL and MySQL hand out ids before commit, so concurrent writers can
+   * commit id 34 before 33; a client paging by id could pass 33 before it
+   * exists and never see it. A lock held from the id's allocation to the
+   * commit keeps commit order equal to id order, across processes too. (SQLite
+   * writes one transaction at a time already.) It costs one round trip or two
+   * per create, and serializes creates on one table.
+   */
+  async function insertInIdOrder(values: Omit<PetRow, 'id'>): Promise<PetRow> {
+    const lockName = `petstore:${schemaName ?? ''}.${table}`
+    if (family === 'postgres') {
+      return db.transaction().execute(async (trx) => {
+        await sql`select pg_advisory_xact_lock(hashtext(${lockName}))`.execute(trx)
+        const target = schemaName ? trx.withSchema(schemaName) : trx
+        return (await target.insertInto(table).values(values).returning(columns).executeTakeFirstOrThrow()) as PetRow
+      })
+    }
+    if (family === 'mysql') {
+      // A named lock on one connection: the autocommitted insert is durable before the lock is let go.
+      return db.connection().execute(async (connection) => {
+        const { rows } = await sql<{ got: number | null }>`select get_lock(sha1(${lockName}), 10) as got`.execute(
+          connection,
+        )
+        if (Number(rows[0]?.got) !== 1)
+          throw PetstoreError.unavailable(new Error('timed out waiting for the insert lock'))
+        try {
+          const target = schemaName ? connection.withSchema(schemaName) : connection
+          const { insertId } = await target.insertInto(table).values(values).executeTakeFirstOrThrow()
+          return { ...values, id: insertId as bigint }
+        } finally {
+          await sql`select release_lock(sha1(${lockName}))`.execute(connection)
+        }
+      })
+    }
+    return (await scoped.insertInto(table).values(values).returning(columns).executeTakeFirstOrThrow()) as PetRow
+  }
+
   return {
     create: (pet) =>
       run(async () => {
         const values: Omit<PetRow, 'id'> = { name: pet.name, category_id: pet.categoryId, status: pet.status ?? null }
-        if (family !== 'mysql') {
-          const row = await scoped.insertInto(table).values(values).returning(columns).executeTakeFirstOrThrow()
-          return toPet(row as PetRow)
-        }
-        const { insertId } = await scoped.insertInto(table).values(values).executeTakeFirstOrThrow()
-        return toPet({ ...values, id: insertId as bigint })
+        return toPet(await insertInIdOrder(values))
       }),
     get: (id) =>
       run(async () => {
