@@ -66,13 +66,47 @@ function lingerThenClose(request: IncomingMessage): void {
   request.read(0)
 }
 
-/** Options of {@link serve}. */
+/** Options of {@link serve}. Every limit has a default meant for a server exposed as it is. */
 export interface ServeOptions {
   handler: FetchHandler
   /** `0` picks a free port. @default 8080 */
   port?: number
   /** @default '127.0.0.1' */
   hostname?: string
+  /**
+   * Time a client has to send a request's line and headers (from the moment it
+   * connects, for the first request). A client that sends them byte by byte (a
+   * "slow loris") gets a 408 and is disconnected. `0` turns the check off.
+   * @default 10_000
+   */
+  headersTimeoutMs?: number
+  /**
+   * Time a client has to send a whole request, body included: an upload that
+   * never ends gets a 408 and is disconnected. Not at or above
+   * `headersTimeoutMs` (unless `0`, off). The longest legitimate request is a
+   * 100 KiB body, so 30 s only cuts clients slower than ~3 KiB/s.
+   * @default 30_000
+   */
+  requestTimeoutMs?: number
+  /** How long an idle keep-alive connection is kept open. @default 5_000 (Node's own) */
+  keepAliveTimeoutMs?: number
+  /**
+   * Connections open at once. Past it, Node closes a new connection as soon as
+   * it accepts it (the client sees the connection reset, there is no room to
+   * answer 503). A flood of idle connections then costs the server at most this
+   * many file descriptors and parser states (a few tens of KiB each) instead of
+   * exhausting descriptors, which would fail accept() for everyone, database
+   * files included. `0` or `Infinity` for no cap.
+   * @default 1024
+   */
+  maxConnections?: number
+  /**
+   * How long {@link RunningServer.close} waits for requests in flight before it
+   * cuts the connections still open. Under Kubernetes' default 30 s grace
+   * period with room to spare; the API's own requests take milliseconds.
+   * @default 10_000
+   */
+  shutdownTimeoutMs?: number
 }
 
 /** A running server. */
@@ -83,26 +117,81 @@ export interface RunningServer {
   port: number
   hostname: string
   /**
-   * Stops accepting connections, lets requests in flight finish, closes idle
-   * keep-alive connections, and resolves once the server is closed.
+   * Stops accepting connections, closes idle keep-alive connections, lets
+   * requests in flight finish (their answers say `Connection: close`), and
+   * resolves once every connection is gone, at the latest `shutdownTimeoutMs`
+   * after the call: then the connections still open are cut. Calling it again
+   * returns the same promise.
    */
   close(): Promise<void>
 }
 
+const DEFAULTS = {
+  headersTimeoutMs: 10_000,
+  requestTimeoutMs: 30_000,
+  keepAliveTimeoutMs: 5_000,
+  maxConnections: 1024,
+  shutdownTimeoutMs: 10_000,
+}
+
 /**
- * Serves a fetch handler on `node:http` and resolves once it listens.
+ * Node enforces `headersTimeout` and `requestTimeout` only when it sweeps its
+ * connections, every 30 s by default: a 10 s limit would then hold for up to
+ * 40 s. A tenth of the shortest limit (within 50 ms .. 1 s) keeps them within
+ * 10 % for the cost of a walk over the open connections.
+ */
+function checkingInterval(...timeouts: number[]): number {
+  const shortest = Math.min(...timeouts.filter((timeout) => timeout > 0), 10_000)
+  return Math.min(1_000, Math.max(50, Math.floor(shortest / 10)))
+}
+
+/**
+ * Serves a fetch handler on `node:http` and resolves once it listens, with
+ * timeouts against slow clients, a connection cap and a bounded graceful close
+ * (see {@link ServeOptions} for the defaults).
+ *
+ * Per-socket idle timeouts are not used: `@whatwg-node/server` resets them
+ * (`socket.setTimeout(0)`) on every answer, so the limits are the server's.
  *
  * @example
  * ```ts
  * import { serve } from 'petstore-server/node'
  *
  * const server = await serve({ handler, port: 8080 })
- * process.on('SIGTERM', () => server.close())
+ * process.on('SIGTERM', () => server.close().then(() => process.exit(0)))
  * ```
  */
 export async function serve(options: ServeOptions): Promise<RunningServer> {
   const { handler, port = 8080, hostname = '127.0.0.1' } = options
-  const server = createServer(toNodeListener(handler))
+  const { headersTimeoutMs, requestTimeoutMs, keepAliveTimeoutMs, maxConnections, shutdownTimeoutMs } = {
+    ...DEFAULTS,
+    ...definedOnly(options),
+  }
+  const listener = toNodeListener(handler)
+  /** Answers not yet finished: the requests in flight. */
+  const inFlight = new Set<ServerResponse>()
+  let closing: Promise<void> | undefined
+
+  const server = createServer(
+    {
+      headersTimeout: headersTimeoutMs,
+      requestTimeout: requestTimeoutMs,
+      keepAliveTimeout: keepAliveTimeoutMs,
+      connectionsCheckingInterval: checkingInterval(headersTimeoutMs, requestTimeoutMs),
+    },
+    (request, response) => {
+      inFlight.add(response)
+      if (closing) response.shouldKeepAlive = false
+      response.once('close', () => {
+        inFlight.delete(response)
+        // Its connection may be idle now: when closing, it must not stay open until keepAliveTimeout.
+        if (closing) setImmediate(() => server.closeIdleConnections())
+      })
+      listener(request, response)
+    },
+  )
+  server.maxConnections = maxConnections > 0 ? maxConnections : Number.POSITIVE_INFINITY
+
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject)
     server.listen(port, hostname, () => {
@@ -110,18 +199,35 @@ export async function serve(options: ServeOptions): Promise<RunningServer> {
       resolve()
     })
   })
-  let closing: Promise<void> | undefined
+  // Once listening, the only server errors are failed accepts (EMFILE and the like): Node has
+  // dropped that connection already, and an 'error' without a listener would end the process.
+  server.on('error', (error) => process.stderr.write(`petstore-server/node: ${error.message}\n`))
+
   return {
     server,
     port: (server.address() as AddressInfo).port,
     hostname,
     close() {
       closing ??= new Promise<void>((resolve, reject) => {
-        server.close((error) => (error ? reject(error) : resolve()))
-        // Keep-alive sockets with no request in flight would hold close() open.
+        // Answers not started yet say `Connection: close`, so clients do not send more on them.
+        for (const response of inFlight) if (!response.headersSent) response.shouldKeepAlive = false
+        const deadline = setTimeout(() => server.closeAllConnections(), shutdownTimeoutMs)
+        server.close((error) => {
+          clearTimeout(deadline)
+          if (error) reject(error)
+          else resolve()
+        })
+        // Keep-alive connections with no request in flight would hold close() open.
         server.closeIdleConnections()
       })
       return closing
     },
   }
+}
+
+/** The options that are set: `{ maxConnections: undefined }` means the default, not no cap. */
+function definedOnly(options: ServeOptions): Partial<typeof DEFAULTS> {
+  return Object.fromEntries(
+    Object.entries(options).filter(([name, value]) => name in DEFAULTS && value !== undefined),
+  ) as Partial<typeof DEFAULTS>
 }
