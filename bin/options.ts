@@ -4,7 +4,9 @@
  *
  * @module
  */
+import { readFileSync } from 'node:fs'
 import { parseArgs } from 'node:util'
+import { keyProblem } from '../src/auth.js'
 
 /** A command line the binary cannot run with: printed as one line, exit code 1. */
 export class UsageError extends Error {}
@@ -29,6 +31,7 @@ Options:
   --host HOST       address to bind                           (env HOST, default 127.0.0.1)
   --db URL          where pets live, see below                (env DATABASE_URL, default sqlite:./petstore.db)
   --key KEY         an accepted API key; repeat for several   (env PETSTORE_API_KEYS, comma-separated)
+  --keys-file PATH  accepted keys, one per line; # comments   (env PETSTORE_KEYS_FILE)
   --base-path PATH  path prefix of the API                    (default /v1)
   --cors ORIGIN     allow browsers from ORIGIN ('*' for any); repeatable
   -h, --help        print this help
@@ -40,8 +43,37 @@ Options:
   postgres://USER:PASS@HOST/DB[?schema=S] PostgreSQL (also postgresql://); tables in schema S, created if missing
   mysql://USER:PASS@HOST/DB               MySQL or MariaDB
 
+A key can be given as sha256:<64 hex digits>, its SHA-256 digest, so that no
+configuration holds it in clear:
+  echo "sha256:$(printf %s "$KEY" | sha256sum | cut -d' ' -f1)"
+--keys-file keeps keys out of the process listing, where --key is visible.
 Without any key, a random one is generated and printed once on stderr.
 GET /healthz answers 200 while the store is reachable, 503 when it is not.`
+
+/**
+ * The keys of a keys file: one key or `sha256:` digest per line; blank lines
+ * and lines starting with `#` are skipped. Messages name the line, never its
+ * content (it is a secret).
+ */
+export function readKeysFile(path: string, from: string): string[] {
+  let text: string
+  try {
+    text = readFileSync(path, 'utf8')
+  } catch (error) {
+    throw new UsageError(`cannot read ${from} ${path}: ${(error as NodeJS.ErrnoException).code ?? 'unreadable'}`)
+  }
+  const keys: string[] = []
+  const lines = text.replace(/^\uFEFF/, '').split('\n')
+  for (const [index, raw] of lines.entries()) {
+    const line = raw.trim()
+    if (line === '' || line.startsWith('#')) continue
+    const problem = keyProblem(line)
+    if (problem) throw new UsageError(`${from} ${path}, line ${index + 1}: ${problem}`)
+    keys.push(line)
+  }
+  if (keys.length === 0) throw new UsageError(`${from} ${path} holds no key`)
+  return keys
+}
 
 function parsePort(text: string, from: string): number {
   const port = /^[0-9]{1,5}$/.test(text) ? Number(text) : Number.NaN
@@ -61,7 +93,17 @@ export function parseCli(argv: readonly string[], env: Record<string, string | u
   } catch (error) {
     throw new UsageError((error as Error).message)
   }
-  const keys = values.key ?? (env.PETSTORE_API_KEYS ?? '').split(',')
+  // Flags win over the environment: any key flag, and both key variables are ignored.
+  const fromFlags = values.key !== undefined || values['keys-file'] !== undefined
+  const keys = fromFlags
+    ? [
+        ...(values.key ?? []),
+        ...(values['keys-file'] !== undefined ? readKeysFile(values['keys-file'], '--keys-file') : []),
+      ]
+    : [
+        ...(env.PETSTORE_API_KEYS ?? '').split(','),
+        ...(env.PETSTORE_KEYS_FILE ? readKeysFile(env.PETSTORE_KEYS_FILE, 'PETSTORE_KEYS_FILE') : []),
+      ]
   const basePath = values['base-path'] ?? '/v1'
   if (!basePath.startsWith('/')) throw new UsageError(`--base-path must start with "/", got "${basePath}"`)
   const options: CliOptions = {
@@ -75,7 +117,8 @@ export function parseCli(argv: readonly string[], env: Record<string, string | u
     version: values.version ?? false,
   }
   for (const key of options.keys) {
-    if (/\s/.test(key)) throw new UsageError('an API key must not contain whitespace')
+    const problem = keyProblem(key)
+    if (problem) throw new UsageError(problem)
   }
   return options
 }
@@ -90,6 +133,7 @@ function parse(argv: readonly string[]) {
       host: { type: 'string' },
       db: { type: 'string' },
       key: { type: 'string', multiple: true },
+      'keys-file': { type: 'string' },
       'base-path': { type: 'string' },
       cors: { type: 'string', multiple: true },
       help: { type: 'boolean', short: 'h' },

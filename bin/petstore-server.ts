@@ -9,6 +9,7 @@ import { randomBytes } from 'node:crypto'
 import { serve } from '../adapters/node.js'
 import packageJson from '../package.json' with { type: 'json' }
 import { errorResponse } from '../src/errors.js'
+import { setDefaults } from '../src/headers.js'
 import { createPetstore, type FetchHandler, type PetStore, PetstoreError } from '../src/index.js'
 import { openStore } from './open-store.js'
 import { parseCli, USAGE, UsageError } from './options.js'
@@ -17,23 +18,36 @@ import { parseCli, USAGE, UsageError } from './options.js'
 function withHealth(handler: FetchHandler, store: PetStore): FetchHandler {
   return async (request) => {
     if (new URL(request.url).pathname !== '/healthz') return handler(request)
-    if (request.method !== 'GET' && request.method !== 'HEAD') {
-      return errorResponse(new PetstoreError(405, 'method_not_allowed', 'Use GET', { headers: { allow: 'GET, HEAD' } }))
-    }
-    try {
-      await (store.ping?.() ?? store.list({ limit: 1 }))
-    } catch (error) {
-      return errorResponse(PetstoreError.unavailable(error))
-    }
-    const body = request.method === 'HEAD' ? null : '{"status":"ok"}'
-    return new Response(body, { headers: { 'content-type': 'application/json', 'cache-control': 'no-store' } })
+    const response = await health(request, store)
+    // Like every answer of the API's own.
+    setDefaults(response.headers)
+    return response
   }
+}
+
+/** The health answer itself: 200 while the store answers, 503 when it does not, 405 for other methods. */
+async function health(request: Request, store: PetStore): Promise<Response> {
+  if (request.method !== 'GET' && request.method !== 'HEAD') {
+    return errorResponse(new PetstoreError(405, 'method_not_allowed', 'Use GET', { headers: { allow: 'GET, HEAD' } }))
+  }
+  try {
+    await (store.ping?.() ?? store.list({ limit: 1 }))
+  } catch (error) {
+    return errorResponse(PetstoreError.unavailable(error))
+  }
+  const body = request.method === 'HEAD' ? null : '{"status":"ok"}'
+  return new Response(body, { headers: { 'content-type': 'application/json' } })
 }
 
 function fail(message: string): never {
   process.stderr.write(`petstore-server: ${message}\n`)
   process.exit(1)
 }
+
+/** How long requests in flight may take to finish after SIGTERM before their connections are cut. */
+const SHUTDOWN_TIMEOUT_MS = 10_000
+/** SIGTERM to exit, at the latest: the shutdown timeout, then 5 s to close the store. */
+const STOP_TIMEOUT_MS = SHUTDOWN_TIMEOUT_MS + 5_000
 
 /** One line, whatever the driver threw (better-sqlite3 and friends can be verbose). */
 const oneLine = (error: unknown) => String((error as Error)?.message ?? error).split('\n', 1)[0] ?? ''
@@ -75,7 +89,13 @@ async function main(): Promise<void> {
 
   let server: Awaited<ReturnType<typeof serve>>
   try {
-    server = await serve({ handler: withHealth(handler, store), port: options.port, hostname: options.host })
+    // serve()'s other defaults (header and request timeouts, connection cap) are meant for this binary.
+    server = await serve({
+      handler: withHealth(handler, store),
+      port: options.port,
+      hostname: options.host,
+      shutdownTimeoutMs: SHUTDOWN_TIMEOUT_MS,
+    })
   } catch (error) {
     await store.close?.()
     fail(`cannot listen on ${options.host}:${options.port}: ${oneLine(error)}`)
@@ -92,8 +112,17 @@ async function main(): Promise<void> {
     }
     stopping = true
     process.stderr.write(`petstore-server: ${signal}, finishing requests in flight\n`)
+    // server.close() cuts connections still open after SHUTDOWN_TIMEOUT_MS; this bounds the rest (a store that hangs).
+    setTimeout(() => {
+      process.stderr.write(`petstore-server: not stopped within ${STOP_TIMEOUT_MS / 1000} s of ${signal}, exiting\n`)
+      process.exit(1)
+    }, STOP_TIMEOUT_MS).unref()
     await server.close()
-    await store.close?.()
+    try {
+      await store.close?.()
+    } catch (error) {
+      fail(`could not close the store: ${oneLine(error)}`)
+    }
     process.exit(0)
   }
   process.on('SIGTERM', () => void stop('SIGTERM'))

@@ -1,6 +1,6 @@
 /**
  * Bearer authentication: parsing `Authorization`, and comparing keys in
- * constant time.
+ * constant time. Keys are given in clear or as SHA-256 digests.
  *
  * @module
  */
@@ -12,9 +12,38 @@ export type KeyCheck = (token: string, request: Request) => boolean | Promise<bo
 const REALM = 'Bearer realm="petstore"'
 // RFC 7235: the scheme is case-insensitive and separated from its token by spaces.
 const BEARER = /^bearer +(\S+) *$/i
+/** A key given by its digest rather than in clear. The prefix is case-insensitive, so `SHA256:…` is no clear key either. */
+const DIGEST_PREFIX = /^sha256:/i
+const DIGEST = /^sha256:[0-9a-f]{64}$/i
 
 const encoder = new TextEncoder()
 const digest = async (text: string) => new Uint8Array(await crypto.subtle.digest('SHA-256', encoder.encode(text)))
+
+/** The 32 bytes written as 64 hex digits after `sha256:`. */
+function fromHex(entry: string): Uint8Array {
+  const hex = entry.slice('sha256:'.length)
+  const bytes = new Uint8Array(32)
+  for (let i = 0; i < 32; i++) bytes[i] = Number.parseInt(hex.slice(2 * i, 2 * i + 2), 16)
+  return bytes
+}
+
+/**
+ * What is wrong with one entry of `keys`, or `undefined` when it is usable.
+ * The answer never quotes the entry: it may be a secret.
+ *
+ * @example
+ * ```ts
+ * keyProblem('sha256:' + 'ab'.repeat(32)) // → undefined
+ * keyProblem('sha256:abc') // → 'a sha256: key must be followed by 64 hex digits (its SHA-256 digest)'
+ * ```
+ */
+export function keyProblem(entry: unknown): string | undefined {
+  if (typeof entry !== 'string' || !/^\S+$/.test(entry)) return 'a key must be a non-empty string without whitespace'
+  if (DIGEST_PREFIX.test(entry) && !DIGEST.test(entry)) {
+    return 'a sha256: key must be followed by 64 hex digits (its SHA-256 digest)'
+  }
+  return undefined
+}
 
 /**
  * Compares a token with every key, all the way through, so that neither the
@@ -36,16 +65,17 @@ function assertKeys(keys: readonly string[]): void {
   if (!Array.isArray(keys) || keys.length === 0) {
     throw new TypeError('createPetstore: `keys` is empty; give at least one API key (it never serves unauthenticated)')
   }
-  for (const key of keys) {
-    if (typeof key !== 'string' || !/^\S+$/.test(key)) {
-      throw new TypeError('createPetstore: every key must be a non-empty string without whitespace')
-    }
-  }
+  keys.forEach((key, index) => {
+    const problem = keyProblem(key)
+    if (problem) throw new TypeError(`createPetstore: keys[${index}]: ${problem}`)
+  })
 }
 
 /**
  * Builds the check run before routing: resolves when the request carries a
- * valid bearer key, throws a 401 `PetstoreError` otherwise.
+ * valid bearer key, throws a 401 `PetstoreError` otherwise. A `sha256:<hex>`
+ * entry is the digest of a key: the token's digest is compared with it, so
+ * the key itself need not be configured anywhere.
  */
 export function createAuthenticator(keys: readonly string[] | KeyCheck): (request: Request) => Promise<void> {
   let isKey: KeyCheck
@@ -53,13 +83,14 @@ export function createAuthenticator(keys: readonly string[] | KeyCheck): (reques
     isKey = keys
   } else {
     assertKeys(keys)
-    const digests = Promise.all(keys.map(digest))
+    const digests = Promise.all(keys.map((key) => (DIGEST.test(key) ? fromHex(key) : digest(key))))
     isKey = async (token) => matchesAny(await digest(token), await digests)
   }
   return async (request) => {
     const header = request.headers.get('authorization')
     const token = header === null ? undefined : BEARER.exec(header)?.[1]
-    if (token !== undefined && (await isKey(token, request))) return
+    // Only `true` lets a request in: a key function answering `'no'` or a stray object fails closed.
+    if (token !== undefined && (await isKey(token, request)) === true) return
     // RFC 6750 §3.1: name the error only when a token was actually presented.
     throw new PetstoreError(
       401,

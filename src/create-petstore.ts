@@ -6,7 +6,9 @@
 import { type IRequest, Router } from 'itty-router'
 import { createAuthenticator, type KeyCheck } from './auth.js'
 import { type CorsOptions, createCors } from './cors.js'
-import { errorResponse, isServerError, PetstoreError } from './errors.js'
+import { type Limits, timeoutOption, waitFor } from './deadline.js'
+import { errorResponse, PetstoreError } from './errors.js'
+import { guardStore } from './guarded-store.js'
 import { setDefaults, setDeprecation } from './headers.js'
 import { openApiDocument } from './openapi.js'
 import { createPet, getPet, listPets, type OperationContext } from './operations.js'
@@ -18,7 +20,15 @@ export interface PetstoreOptions {
   store: PetStore
   /**
    * Valid bearer API keys, or a function deciding whether a token is one.
-   * An empty list throws: the handler never serves unauthenticated.
+   * A key can be given by its SHA-256 digest, `sha256:<64 hex digits>`, so
+   * that configuration holds no key in clear. An empty list, an empty key or
+   * a malformed `sha256:` entry throws: the handler never serves unauthenticated.
+   *
+   * @example
+   * ```ts
+   * // The digest of 'secret': echo "sha256:$(printf %s "$KEY" | sha256sum | cut -d' ' -f1)"
+   * keys: ['sha256:2bb80d537b1da3e38bd30361aa855686bde0eacd7162fef6a25fe97bf527a25b']
+   * ```
    */
   keys: readonly string[] | KeyCheck
   /** Path prefix of the API. Embedded under `/api`, use `'/api/v1'`. @default '/v1' */
@@ -28,7 +38,16 @@ export interface PetstoreOptions {
   /** Allow browsers on other origins. @default undefined (no CORS headers) */
   cors?: CorsOptions
   /**
-   * Told of every 5xx with its cause (never a key or an `Authorization` value).
+   * How long a store call (or a `keys` function) may take, in milliseconds,
+   * before the request is answered 503 `unavailable` and its late result
+   * dropped. `0` or `Infinity` waits without limit.
+   * @default 30000
+   */
+  requestTimeout?: number
+  /**
+   * Told of every 5xx with its cause. The request it gets is a copy without
+   * body and without `Authorization`, so a logger cannot write a key out.
+   * Its own failures are ignored.
    * @default logs one line to stderr with `console.error`
    */
   onError?: (error: unknown, request: Request) => void
@@ -41,12 +60,47 @@ const defaultOnError = (error: unknown, request: Request) => {
   console.error(`petstore: ${request.method} ${new URL(request.url).pathname} failed:`, error)
 }
 
+/**
+ * `'/v1///'` → `'/v1'`. A loop, not `/\/+$/`: on a path of many slashes
+ * followed by something else, that regex backtracks quadratically.
+ */
+function trimSlashes(path: string): string {
+  let end = path.length
+  while (end > 0 && path.charCodeAt(end - 1) === 47) end--
+  return path.slice(0, end)
+}
+
 /** `'/v1/'` → `'/v1'`, `'/'` → `''`; anything not starting with `/` is refused. */
 function normalizeBasePath(basePath: string): string {
   if (!basePath.startsWith('/') && basePath !== '') {
     throw new TypeError(`createPetstore: basePath must start with "/", got ${JSON.stringify(basePath)}`)
   }
-  return basePath.replace(/\/+$/, '')
+  return trimSlashes(basePath)
+}
+
+/** What `onError` sees of a request: no body, and no `Authorization` to log by mistake. */
+function redact(request: Request): Request {
+  try {
+    const headers = new Headers(request.headers)
+    headers.delete('authorization')
+    return new Request(request.url, { method: request.method, headers })
+  } catch {
+    // A request object of another implementation: its URL is still worth telling.
+    return new Request(request.url)
+  }
+}
+
+/** Tells `onError`, whose own failures (thrown or rejected) must not change the answer. */
+function reporter(onError: NonNullable<PetstoreOptions['onError']>) {
+  return (error: unknown, request: Request) => {
+    try {
+      const result: unknown = onError(error, redact(request))
+      // An async onError that rejects would otherwise be an unhandled rejection.
+      if (typeof (result as PromiseLike<unknown> | undefined)?.then === 'function') {
+        Promise.resolve(result).catch(() => {})
+      }
+    } catch {}
+  }
 }
 
 const notAllowed = (allow: string) => () => {
@@ -72,10 +126,18 @@ export function createPetstore(options: PetstoreOptions): FetchHandler {
   if (!options?.store) throw new TypeError('createPetstore: `store` is required (for example memoryStore())')
   const basePath = normalizeBasePath(options.basePath ?? '/v1')
   const maxBodyBytes = options.maxBodyBytes ?? 100 * 1024
-  const onError = options.onError ?? defaultOnError
+  const report = reporter(options.onError ?? defaultOnError)
+  const timeoutMs = timeoutOption(options.requestTimeout, 30_000)
   const authenticate = createAuthenticator(options.keys)
+  const keyFunction = typeof options.keys === 'function'
   const cors = options.cors ? createCors(options.cors) : undefined
-  const context: OperationContext = { store: options.store, basePath, maxBodyBytes }
+  const limits = (request: Request): Limits => ({ timeoutMs, signal: request.signal })
+  /** Each request talks to the store through its own limits: its timeout, its client's abort. */
+  const contextOf = (request: Request): OperationContext => ({
+    store: guardStore(options.store, limits(request)),
+    basePath,
+    maxBodyBytes,
+  })
   const documentText = JSON.stringify(openApiDocument(basePath))
   const documentPath = `${basePath}/openapi.json`
   const getPetPath = new RegExp(`^${basePath.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}/pets/[^/]+/*$`)
@@ -87,11 +149,12 @@ export function createPetstore(options: PetstoreOptions): FetchHandler {
       throw new PetstoreError(404, 'not_found', 'No such route')
     }
     if (cors && request.method === 'OPTIONS') return cors.preflight()
-    if (pathname.replace(/\/+$/, '') === documentPath) return undefined
-    await authenticate(request)
+    if (trimSlashes(pathname) === documentPath) return undefined
+    // A `keys` function may call out (a key service): it waits under the same limits as the store.
+    await (keyFunction ? waitFor(() => authenticate(request), limits(request)) : authenticate(request))
   }
 
-  function finish(response: Response, request: IRequest): Response {
+  function finish(response: Response, request: Request): Response {
     const { headers } = response
     setDefaults(headers)
     if ((request.method === 'GET' || request.method === 'HEAD') && getPetPath.test(new URL(request.url).pathname)) {
@@ -103,24 +166,25 @@ export function createPetstore(options: PetstoreOptions): FetchHandler {
   }
 
   const openapi = () => new Response(documentText, { headers: { 'content-type': 'application/json' } })
-  const list = (request: IRequest) => listPets(new URL(request.url), context)
-  const get = (request: IRequest) => getPet(request.params.petId ?? '', context)
+  const list = (request: IRequest) => listPets(new URL(request.url), contextOf(request))
+  const get = (request: IRequest) => getPet(request.params.petId ?? '', contextOf(request))
 
   const router = Router({
     base: basePath,
     before: [gate],
     catch: (error: unknown, request: IRequest) => {
-      if (isServerError(error)) onError(error, request)
-      return errorResponse(error)
+      // Judged by the answer: even a 4xx PetstoreError that cannot be sent as it is becomes a 500.
+      const response = errorResponse(error)
+      if (response.status >= 500) report(error, request)
+      return response
     },
-    finally: [finish],
   })
     .get('/openapi.json', openapi)
     .head('/openapi.json', openapi)
     .all('/openapi.json', notAllowed('GET, HEAD'))
     .get('/pets', list)
     .head('/pets', list)
-    .post('/pets', (request: IRequest) => createPet(request, context))
+    .post('/pets', (request: IRequest) => createPet(request, contextOf(request)))
     .all('/pets', notAllowed('GET, HEAD, POST'))
     .get('/pets/:petId', get)
     .head('/pets/:petId', get)
@@ -130,11 +194,24 @@ export function createPetstore(options: PetstoreOptions): FetchHandler {
     })
 
   return async (request) => {
+    let response: Response
     try {
-      return await router.fetch(request)
+      response = await router.fetch(request)
     } catch (error) {
-      // Only a failing onError or finish can land here; still answer.
-      return errorResponse(error)
+      // The router answers every error itself; this is only a last resort.
+      report(error, request)
+      response = errorResponse(error)
+    }
+    try {
+      return finish(response, request)
+    } catch (error) {
+      // A `cors.origin` function can throw: still answer, with the headers every answer carries.
+      report(error, request)
+      const fallback = errorResponse(error)
+      setDefaults(fallback.headers)
+      return request.method === 'HEAD'
+        ? new Response(null, { status: fallback.status, headers: fallback.headers })
+        : fallback
     }
   }
 }

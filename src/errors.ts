@@ -54,24 +54,56 @@ export class PetstoreError extends Error {
   }
 }
 
-/** Whether an unexpected error must be reported to `onError` (5xx only: 4xx are the client's). */
-export function isServerError(error: unknown): boolean {
-  return !(error instanceof PetstoreError) || error.status >= 500
+/** A 500 that says nothing about its cause. */
+const internal = (cause?: unknown) =>
+  new PetstoreError(500, 'internal_error', 'The server failed to answer this request', { cause })
+
+/**
+ * Whether `error` is a PetstoreError that can be answered as it is. A store
+ * can throw anything, even a forged or half-built PetstoreError; those are
+ * answered as a plain 500 rather than trusted with the status line.
+ */
+function isAnswerable(error: unknown): error is PetstoreError {
+  try {
+    return (
+      error instanceof PetstoreError &&
+      Number.isInteger(error.status) &&
+      error.status >= 400 &&
+      error.status <= 599 &&
+      typeof error.code === 'string' &&
+      typeof error.message === 'string'
+    )
+  } catch {
+    return false // a getter that throws
+  }
+}
+
+/**
+ * The PetstoreError that `error` is answered with: itself when it is one,
+ * a generic 500 `internal_error` otherwise.
+ */
+function toPetstoreError(error: unknown): PetstoreError {
+  return isAnswerable(error) ? error : internal(error)
+}
+
+function build(known: PetstoreError): Response {
+  const body: ErrorBody = { code: known.code, message: known.message, status: known.status }
+  if (known.options?.details) body.details = known.options.details
+  return new Response(JSON.stringify(body), {
+    status: known.status,
+    headers: { 'content-type': 'application/json', ...known.options?.headers },
+  })
 }
 
 /**
  * Turns anything thrown into an Error response. Unknown errors become a
  * generic 500: no message, stack, SQL or key of theirs reaches the client.
+ * It never throws: details or headers that cannot be sent also give the 500.
  */
 export function errorResponse(error: unknown): Response {
-  const known =
-    error instanceof PetstoreError
-      ? error
-      : new PetstoreError(500, 'internal_error', 'The server failed to answer this request')
-  const body: ErrorBody = { code: known.code, message: known.message, status: known.status }
-  if (known.options.details) body.details = known.options.details
-  return new Response(JSON.stringify(body), {
-    status: known.status,
-    headers: { 'content-type': 'application/json', ...known.options.headers },
-  })
+  try {
+    return build(toPetstoreError(error))
+  } catch {
+    return build(internal())
+  }
 }

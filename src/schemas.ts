@@ -125,7 +125,10 @@ export const PetIdSchema = v.pipe(
   v.string(),
   decimal(true),
   checkWithSchema(
-    (id: string) => !/^-?[0-9]+$/.test(id) || (BigInt(id) >= -(2n ** 63n) && BigInt(id) < 2n ** 63n),
+    (id: string) =>
+      !/^-?[0-9]+$/.test(id) ||
+      // The length check first: BigInt() of a million digits is slow, and no int64 has more than 20 characters.
+      (id.length <= 20 && BigInt(id) >= -(2n ** 63n) && BigInt(id) < 2n ** 63n),
     'must be a 64-bit integer',
     {},
   ),

@@ -6,7 +6,7 @@ import { join } from 'node:path'
 import { after, describe, it } from 'node:test'
 import { createPetstore, memoryStore, type PetStore, PetstoreError } from '../src/index.js'
 import { sqliteStore } from '../src/stores/sqlite.js'
-import { assertError, call, KEY } from './helpers/client.js'
+import { AUTH, assertError, call, KEY } from './helpers/client.js'
 
 const dir = mkdtempSync(join(tmpdir(), 'petstore-errors-'))
 after(() => rmSync(dir, { recursive: true, force: true }))
@@ -112,5 +112,301 @@ describe('configuration', () => {
   it('requires a store and a base path that starts with a slash', () => {
     assert.throws(() => createPetstore({ keys: [KEY] } as never), /store/)
     assert.throws(() => createPetstore({ store: memoryStore(), keys: [KEY], basePath: 'v1' }), /basePath/)
+  })
+})
+
+/** Waits for `ms`; resolves with `value`. */
+const later = <T>(ms: number, value?: T) => new Promise<T>((resolve) => setTimeout(() => resolve(value as T), ms))
+
+/** A store whose every call answers with `answer()`, counting calls. */
+function storeAnswering(answer: () => unknown): PetStore & { calls: number } {
+  const store = {
+    calls: 0,
+    create: async () => answer(),
+    get: async () => answer(),
+    list: async () => answer(),
+  }
+  for (const name of ['create', 'get', 'list'] as const) {
+    store[name] = async () => {
+      store.calls++
+      return answer()
+    }
+  }
+  return store as never
+}
+
+describe('stores that throw anything', () => {
+  const thrown: Array<[string, () => unknown]> = [
+    ['a synchronous throw', () => undefined],
+    ['null', () => null],
+    ['undefined', () => undefined],
+    ['a string', () => 'SELECT password FROM users'],
+    [
+      'an object whose getters throw',
+      () =>
+        Object.defineProperty({}, 'status', {
+          get: () => {
+            throw new Error('getter')
+          },
+        }),
+    ],
+    [
+      'a forged PetstoreError with status 200',
+      () => ({ [Symbol.for('petstore-server.PetstoreError')]: true, status: 200, code: 'ok', message: 'fine' }),
+    ],
+    [
+      'a forged PetstoreError with status 99',
+      () => ({ [Symbol.for('petstore-server.PetstoreError')]: true, status: 99, code: 'x', message: 'x' }),
+    ],
+    [
+      'a PetstoreError with a header that cannot be sent',
+      () => new PetstoreError(418, 'teapot', 'tea', { headers: { 'x-bad': 'a\nb' } }),
+    ],
+    [
+      'a PetstoreError with details that cannot be serialized',
+      () => new PetstoreError(400, 'validation_error', 'x', { details: [{ path: 'p', message: 1n as never }] }),
+    ],
+  ]
+  for (const [label, make] of thrown) {
+    it(`answers 500 internal_error for ${label}`, async () => {
+      const reported: unknown[] = []
+      const fail =
+        label === 'a synchronous throw'
+          ? () => {
+              throw new Error('sync')
+            }
+          : () => Promise.reject(make())
+      const handler = createPetstore({
+        store: { create: fail as never, get: fail as never, list: fail as never },
+        keys: [KEY],
+        onError: (error) => reported.push(error),
+      })
+      for (const [path, init] of [
+        ['/v1/pets', {}],
+        ['/v1/pets/1', {}],
+        ['/v1/pets', { json: { name: 'Rex', categoryId: 1 } }],
+      ] as const) {
+        const answer = await call(handler, path, init)
+        assertError(answer, 500, 'internal_error')
+        assert.equal(answer.headers.get('x-content-type-options'), 'nosniff')
+        assert.ok(!answer.text.includes('SELECT') && !answer.text.includes('getter'))
+      }
+      assert.equal(reported.length, 3)
+    })
+  }
+})
+
+describe('stores that return malformed rows', () => {
+  const pet = { id: 1, name: 'Rex', categoryId: 2 }
+  const malformed: Array<[string, Partial<Record<'create' | 'get' | 'list', unknown>>]> = [
+    ['an id as a string', { create: { ...pet, id: '1' }, get: { ...pet, id: '1' }, list: [{ ...pet, id: '1' }] }],
+    ['no name', { create: { id: 1, categoryId: 2 }, get: { id: 1, categoryId: 2 }, list: [{ id: 1, categoryId: 2 }] }],
+    [
+      'an extra field',
+      { create: { ...pet, password: 'x' }, get: { ...pet, password: 'x' }, list: [{ ...pet, password: 'x' }] },
+    ],
+    ['null', { create: null, get: null, list: [null] }],
+    [
+      'a status of NULL',
+      { create: { ...pet, status: null }, get: { ...pet, status: null }, list: [{ ...pet, status: null }] },
+    ],
+    ['an unsafe id', { create: { ...pet, id: 2 ** 53 }, get: { ...pet, id: 0 }, list: [{ ...pet, id: -1 }] }],
+    ['another shape altogether', { create: [pet], get: 'Rex', list: { rows: [pet] } }],
+    [
+      'a pet of another id, rows out of order',
+      {
+        get: { ...pet, id: 9 },
+        list: [
+          { ...pet, id: 3 },
+          { ...pet, id: 2 },
+        ],
+      },
+    ],
+    ['too many rows', { list: Array.from({ length: 30 }, (_, i) => ({ ...pet, id: i + 1 })) }],
+  ]
+  for (const [label, rows] of malformed) {
+    it(`answers 500 internal_error, with a generic message, for ${label}`, async () => {
+      const reported: unknown[] = []
+      const answer = (method: 'create' | 'get' | 'list') => async () => (method in rows ? rows[method] : pet)
+      const handler = createPetstore({
+        store: { create: answer('create'), get: answer('get'), list: answer('list') } as never,
+        keys: [KEY],
+        onError: (error) => reported.push(error),
+      })
+      const requests = [
+        ['create', '/v1/pets', { json: { name: 'Rex', categoryId: 2 } }],
+        ['get', '/v1/pets/1', {}],
+        ['list', '/v1/pets?limit=5', {}],
+      ] as const
+      for (const [method, path, init] of requests) {
+        if (!(method in rows)) continue
+        const response = await call(handler, path, init)
+        assertError(response, 500, 'internal_error')
+        assert.equal(response.body.message, 'The server failed to answer this request')
+      }
+      assert.ok(reported.length > 0)
+      for (const error of reported) assert.match(String(error), /StoreContractError: store\.(create|get|list)/)
+    })
+  }
+
+  it('still answers 404 for a pet the store does not have', async () => {
+    const handler = createPetstore({ store: storeAnswering(() => undefined), keys: [KEY] })
+    assertError(await call(handler, '/v1/pets/1'), 404, 'not_found')
+  })
+})
+
+describe('requestTimeout', () => {
+  it('answers 503 unavailable once a hanging store call passes it, and tells onError', async () => {
+    const reported: unknown[] = []
+    const handler = createPetstore({
+      store: storeAnswering(() => new Promise(() => {})),
+      keys: [KEY],
+      requestTimeout: 50,
+      onError: (error) => reported.push(error),
+    })
+    const started = performance.now()
+    const answer = await call(handler, '/v1/pets')
+    const elapsed = performance.now() - started
+    assertError(answer, 503, 'unavailable')
+    assert.match(answer.body.message, /timed out/)
+    assert.ok(elapsed >= 45 && elapsed < 1000, `answered after ${elapsed} ms`)
+    assert.equal(reported.length, 1)
+  })
+
+  it('drops late results harmlessly: a late answer, a late rejection', async () => {
+    const unhandled: unknown[] = []
+    const onUnhandled = (reason: unknown) => unhandled.push(reason)
+    process.on('unhandledRejection', onUnhandled)
+    try {
+      let created = 0
+      const store: PetStore = {
+        create: async (pet) => {
+          await later(80)
+          created++
+          return { id: 1, ...pet }
+        },
+        get: () => later(80).then(() => Promise.reject(new Error('late failure'))),
+        list: () => later(80).then(() => Promise.reject(PetstoreError.unavailable())),
+      }
+      const handler = createPetstore({ store, keys: [KEY], requestTimeout: 20, onError: () => {} })
+      assertError(await call(handler, '/v1/pets', { json: { name: 'Rex', categoryId: 1 } }), 503, 'unavailable')
+      assertError(await call(handler, '/v1/pets/1'), 503, 'unavailable')
+      assertError(await call(handler, '/v1/pets'), 503, 'unavailable')
+      await later(150)
+      assert.equal(created, 1, 'the store finished its work; its answer was dropped')
+      assert.deepEqual(unhandled, [])
+    } finally {
+      process.off('unhandledRejection', onUnhandled)
+    }
+  })
+
+  it('frees its timer as soon as the store answers', async () => {
+    const handler = createPetstore({ store: memoryStore(), keys: [KEY], requestTimeout: 2 ** 31 - 1 })
+    const timers = () => process.getActiveResourcesInfo().filter((name) => name === 'Timeout').length
+    const before = timers()
+    for (let i = 0; i < 5; i++) assert.equal((await call(handler, '/v1/pets')).status, 200)
+    assert.equal(timers(), before)
+  })
+
+  it('also bounds a keys function that hangs', async () => {
+    const handler = createPetstore({
+      store: memoryStore(),
+      keys: () => new Promise<boolean>(() => {}),
+      requestTimeout: 30,
+      onError: () => {},
+    })
+    assertError(await call(handler, '/v1/pets'), 503, 'unavailable')
+  })
+
+  it('waits without limit when 0 or Infinity', async () => {
+    for (const requestTimeout of [0, Number.POSITIVE_INFINITY]) {
+      const handler = createPetstore({ store: storeAnswering(() => later(60, [])), keys: [KEY], requestTimeout })
+      assert.equal((await call(handler, '/v1/pets')).status, 200)
+    }
+  })
+
+  it('throws at construction for a value that is no duration', () => {
+    for (const requestTimeout of [-1, Number.NaN, '5' as never, 2 ** 31]) {
+      assert.throws(() => createPetstore({ store: memoryStore(), keys: [KEY], requestTimeout }), /requestTimeout/)
+    }
+  })
+})
+
+describe("the client's abort", () => {
+  it('stops waiting on the store at once: 400 aborted, and onError is not told', async () => {
+    const reported: unknown[] = []
+    const store = storeAnswering(() => new Promise(() => {}))
+    const handler = createPetstore({ store, keys: [KEY], onError: (error) => reported.push(error) })
+    const controller = new AbortController()
+    const pending = handler(new Request('http://x/v1/pets', { headers: AUTH, signal: controller.signal }))
+    await later(20)
+    assert.equal(store.calls, 1)
+    controller.abort()
+    const answer = await pending
+    assert.equal(answer.status, 400)
+    assert.equal((await answer.json()).code, 'aborted')
+    assert.deepEqual(reported, [])
+  })
+
+  it('never calls the store for a request already aborted', async () => {
+    const store = storeAnswering(() => [])
+    const handler = createPetstore({ store, keys: [KEY] })
+    const request = new Request('http://x/v1/pets', { headers: AUTH, signal: AbortSignal.abort() })
+    assert.equal((await handler(request)).status, 400)
+    assert.equal(store.calls, 0)
+  })
+})
+
+describe('failures around the handler', () => {
+  it('answers with the usual headers when a CORS origin function throws', async () => {
+    const reported: unknown[] = []
+    const handler = createPetstore({
+      store: memoryStore(),
+      keys: [KEY],
+      cors: {
+        origin: () => {
+          throw new Error('origin check broke')
+        },
+      },
+      onError: (error) => reported.push(error),
+    })
+    const answer = await call(handler, '/v1/pets', { headers: { origin: 'https://app.example' } })
+    assertError(answer, 500, 'internal_error')
+    assert.equal(answer.headers.get('cache-control'), 'no-store')
+    assert.equal(reported.length, 1)
+  })
+
+  it('survives an async onError that rejects', async () => {
+    const unhandled: unknown[] = []
+    const onUnhandled = (reason: unknown) => unhandled.push(reason)
+    process.on('unhandledRejection', onUnhandled)
+    try {
+      const handler = createPetstore({
+        store: storeAnswering(() => Promise.reject(new Error('boom'))),
+        keys: [KEY],
+        onError: async () => {
+          throw new Error('async logger broke')
+        },
+      })
+      assertError(await call(handler, '/v1/pets'), 500, 'internal_error')
+      await later(10)
+      assert.deepEqual(unhandled, [])
+    } finally {
+      process.off('unhandledRejection', onUnhandled)
+    }
+  })
+
+  it('gives onError the request without its body or Authorization', async () => {
+    const seen: Request[] = []
+    const handler = createPetstore({
+      store: storeAnswering(() => Promise.reject(new Error('boom'))),
+      keys: [KEY],
+      onError: (_, request) => seen.push(request),
+    })
+    await call(handler, '/v1/pets?limit=3', { headers: { 'x-request-id': 'r1' } })
+    assert.equal(seen[0]?.url, 'http://petstore.test/v1/pets?limit=3')
+    assert.equal(seen[0]?.method, 'GET')
+    assert.equal(seen[0]?.headers.get('x-request-id'), 'r1')
+    assert.equal(seen[0]?.headers.get('authorization'), null)
   })
 })

@@ -1,0 +1,87 @@
+/**
+ * Waiting on what the handler does not control (a store, a key function)
+ * for no longer than `requestTimeout`, and no longer than the client waits.
+ *
+ * @module
+ */
+import { PetstoreError } from './errors.js'
+
+/** How long one request may wait, and the signal of its client going away. */
+export interface Limits {
+  /** Milliseconds; `Infinity` waits forever. */
+  timeoutMs: number
+  signal?: AbortSignal | undefined
+}
+
+/** The longest delay `setTimeout` takes: beyond it, timers fire at once. */
+export const MAX_TIMEOUT_MS = 2 ** 31 - 1
+
+/**
+ * Checks `requestTimeout`: a non-negative number of milliseconds; `0` and
+ * `Infinity` wait without limit.
+ */
+export function timeoutOption(value: number | undefined, fallback: number): number {
+  const ms = value ?? fallback
+  if (
+    typeof ms !== 'number' ||
+    Number.isNaN(ms) ||
+    ms < 0 ||
+    (ms > MAX_TIMEOUT_MS && ms !== Number.POSITIVE_INFINITY)
+  ) {
+    throw new TypeError(
+      `createPetstore: requestTimeout must be 0..${MAX_TIMEOUT_MS} milliseconds or Infinity, got ${String(value)}`,
+    )
+  }
+  return ms === 0 ? Number.POSITIVE_INFINITY : ms
+}
+
+/** The client is gone; nobody reads this answer, which is a 4xx so that it counts as no server failure. */
+export const aborted = () => new PetstoreError(400, 'aborted', 'The client aborted the request')
+
+const timedOut = (ms: number) =>
+  new PetstoreError(503, 'unavailable', `The pet store timed out after ${ms} ms; try again later`, {
+    cause: new Error(`no answer within requestTimeout (${ms} ms)`),
+  })
+
+/**
+ * Runs `work` and settles with it, unless `limits.timeoutMs` passes first
+ * (503 `unavailable`) or the client aborts (400 `aborted`). What `work`
+ * settles with afterwards is dropped; a late rejection is handled here, so
+ * it never surfaces as an unhandled rejection.
+ *
+ * @example
+ * ```ts
+ * const pet = await waitFor(() => store.get(7), { timeoutMs: 30_000, signal: request.signal })
+ * ```
+ */
+export function waitFor<T>(work: () => T | PromiseLike<T>, { timeoutMs, signal }: Limits): Promise<T> {
+  // Work not yet begun for a client that has gone is never begun.
+  if (signal?.aborted) return Promise.reject(aborted())
+  let pending: Promise<T>
+  try {
+    pending = Promise.resolve(work())
+  } catch (error) {
+    return Promise.reject(error)
+  }
+  if (signal === undefined && timeoutMs === Number.POSITIVE_INFINITY) return pending
+  return new Promise<T>((resolve, reject) => {
+    /** Wraps one way of settling so that it also frees the timer and the abort listener. */
+    const settle =
+      <A>(finish: (value: A) => void) =>
+      (value: A) => {
+        clearTimeout(timer)
+        signal?.removeEventListener('abort', onAbort)
+        finish(value)
+      }
+    const onAbort = settle(() => reject(aborted()))
+    const timer =
+      timeoutMs === Number.POSITIVE_INFINITY
+        ? undefined
+        : setTimeout(
+            settle(() => reject(timedOut(timeoutMs))),
+            timeoutMs,
+          )
+    signal?.addEventListener('abort', onAbort, { once: true })
+    pending.then(settle(resolve), settle(reject))
+  })
+}

@@ -1,0 +1,73 @@
+/**
+ * The store as one request sees it: every call bounded by the request's
+ * limits, and every answer checked against the Pet schema, so that a store
+ * with a bug gives a 500 (its cause told to `onError`) rather than a body
+ * that breaks the API's contract.
+ *
+ * @module
+ */
+import * as v from 'valibot'
+import { type Limits, waitFor } from './deadline.js'
+import { type Pet, PetSchema } from './schemas.js'
+import type { ListQuery, PetStore } from './store.js'
+
+/** A Pet and nothing else: what a store may return. Built from PetSchema, the one source of truth. */
+const StoredPetSchema = v.strictObject(PetSchema.entries)
+
+/** A store broke its contract. The message says how, never with the data. */
+export class StoreContractError extends Error {
+  override name = 'StoreContractError'
+}
+
+function checkPet(value: unknown, where: string): Pet {
+  const result = v.safeParse(StoredPetSchema, value, { abortEarly: true })
+  if (result.success) return result.output
+  const issue = result.issues[0]
+  const path = v.getDotPath(issue) ?? 'the pet'
+  throw new StoreContractError(`${where} returned a malformed pet: ${path}: expected ${issue.expected ?? 'a Pet'}`)
+}
+
+/** A page must be what `list` promises: pets after the cursor, ascending, of the status asked, no more than asked. */
+function checkPage(rows: unknown, { status, limit, after }: ListQuery): Pet[] {
+  if (!Array.isArray(rows)) throw new StoreContractError('store.list returned no array')
+  if (rows.length > limit) throw new StoreContractError(`store.list returned ${rows.length} pets for limit ${limit}`)
+  let previous = after ?? 0
+  return rows.map((row, index) => {
+    const pet = checkPet(row, `store.list, at [${index}],`)
+    if (pet.id <= previous) throw new StoreContractError('store.list returned pets out of order or before the cursor')
+    if (status !== undefined && pet.status !== status) {
+      throw new StoreContractError('store.list returned a pet of another status')
+    }
+    previous = pet.id
+    return pet
+  })
+}
+
+/**
+ * Wraps `store` for one request: a call still pending after
+ * `limits.timeoutMs` is answered 503, a call the client stopped waiting for
+ * (`limits.signal`) is answered 400 `aborted`, and malformed rows throw a
+ * {@link StoreContractError} (a 500).
+ *
+ * @example
+ * ```ts
+ * const store = guardStore(memoryStore(), { timeoutMs: 30_000, signal: request.signal })
+ * ```
+ */
+export function guardStore(store: PetStore, limits: Limits): PetStore {
+  return {
+    async create(pet) {
+      return checkPet(await waitFor(() => store.create(pet), limits), 'store.create')
+    },
+    async get(id) {
+      const pet = await waitFor(() => store.get(id), limits)
+      if (pet === undefined) return undefined
+      const checked = checkPet(pet, 'store.get')
+      if (checked.id !== id) throw new StoreContractError('store.get returned a pet with another id')
+      return checked
+    },
+    async list(query) {
+      return checkPage(await waitFor(() => store.list(query), limits), query)
+    },
+  }
+}

@@ -1,0 +1,252 @@
+/**
+ * Shutdown under load: SIGTERM while 100 requests are in flight, a second
+ * SIGTERM, a request that never ends, and `serve().close()` itself.
+ *
+ * A request is "in flight" here in the strictest sense: its body is only half
+ * sent when the signal goes, so the server cannot have answered it yet; it
+ * must then finish with its normal answer.
+ *
+ * Run: node --import tsx --test test/shutdown.test.ts
+ */
+import assert from 'node:assert/strict'
+import type { ChildProcess } from 'node:child_process'
+import { existsSync, mkdtempSync, rmSync } from 'node:fs'
+import http from 'node:http'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { after, describe, type TestContext, test } from 'node:test'
+import { setTimeout as sleep } from 'node:timers/promises'
+import Database from 'better-sqlite3'
+import { type RunningServer, serve } from '../adapters/node.js'
+import { type Answer, connectError, request } from './helpers/raw-http.js'
+import { killAll, startServer } from './helpers/spawn-server.js'
+
+const KEY = 'k'
+const JSON_HEADERS = { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' }
+const IN_FLIGHT = 100
+const STATUSES = ['available', 'pending', 'sold'] as const
+
+const tempDirs: string[] = []
+const inProcess: RunningServer[] = []
+
+after(async () => {
+  await killAll()
+  for (const running of inProcess) running.server.closeAllConnections()
+  for (const dir of tempDirs) rmSync(dir, { recursive: true, force: true })
+})
+
+/** Resolves with how `child` ended and when (`performance.now()`). */
+function exitOf(child: ChildProcess): Promise<{ code: number | null; signal: string | null; at: number }> {
+  return new Promise((resolve) =>
+    child.once('exit', (code, signal) => resolve({ code, signal, at: performance.now() })),
+  )
+}
+
+async function waitFor(read: () => string, text: string, timeoutMs = 5_000): Promise<void> {
+  const deadline = performance.now() + timeoutMs
+  while (!read().includes(text)) {
+    if (performance.now() > deadline) throw new Error(`timed out waiting for ${JSON.stringify(text)} in ${read()}`)
+    await sleep(5)
+  }
+}
+
+/** A POST whose body is sent in two parts: the first at once, the rest when `finish()` is called. */
+interface SlowRequest {
+  /** Resolves once the connection is established and the headers and first part are written. */
+  started: Promise<void>
+  finish(): void
+  /** The answer, with when it arrived. */
+  answer: Promise<Answer & { at: number }>
+  /** Whether any answer has arrived yet. */
+  answered(): boolean
+}
+
+function slowRequest(agent: http.Agent | false, port: number, body: string, path = '/v1/pets'): SlowRequest {
+  const bytes = Buffer.from(body)
+  let arrived = false
+  const outgoing = http.request({
+    host: '127.0.0.1',
+    port,
+    agent,
+    method: 'POST',
+    path,
+    headers: { ...JSON_HEADERS, 'content-length': bytes.length },
+  })
+  const answer = new Promise<Answer & { at: number }>((resolve, reject) => {
+    outgoing.on('response', (response) => {
+      arrived = true
+      let text = ''
+      response.setEncoding('utf8')
+      response.on('data', (chunk: string) => {
+        text += chunk
+      })
+      response.on('end', () =>
+        resolve({ status: response.statusCode ?? 0, headers: response.headers, text, at: performance.now() }),
+      )
+      response.on('error', reject)
+    })
+    outgoing.on('error', reject)
+  })
+  answer.catch(() => {}) // awaited by the test; not unhandled meanwhile
+  const half = Math.floor(bytes.length / 2)
+  const started = new Promise<void>((resolve) => outgoing.write(bytes.subarray(0, half), () => resolve()))
+  return { started, finish: () => outgoing.end(bytes.subarray(half)), answer, answered: () => arrived }
+}
+
+describe('shutdown', { concurrency: true, timeout: 30_000 }, () => {
+  test(`SIGTERM with ${IN_FLIGHT} uploads in flight: all get their 201, new connections are refused, the store is closed, exit 0`, async (t: TestContext) => {
+    const dir = mkdtempSync(join(tmpdir(), 'petstore-shutdown-'))
+    tempDirs.push(dir)
+    const file = join(dir, 'pets.db')
+    const server = await startServer(['--port', '0', '--key', KEY, '--db', `sqlite:${file}`])
+    // Keep-alive, as a client pool would: the server must not wait for these connections to idle out.
+    const agent = new http.Agent({ keepAlive: true, maxSockets: Number.POSITIVE_INFINITY })
+    try {
+      const pets = Array.from({ length: IN_FLIGHT }, (_, i) => ({
+        name: `in-flight-${i}`,
+        categoryId: i,
+        status: STATUSES[i % STATUSES.length],
+      }))
+      const requests = pets.map((pet) => slowRequest(agent, server.port, JSON.stringify(pet)))
+      await Promise.all(requests.map((slow) => slow.started))
+      await sleep(300) // the server has read every request's headers and waits for the rest of its body
+
+      const exited = exitOf(server.child)
+      const signalled = performance.now()
+      assert.equal(requests.filter((slow) => slow.answered()).length, 0, 'no answer before the signal')
+      server.child.kill('SIGTERM')
+      await waitFor(server.stderr, 'SIGTERM')
+      assert.equal(await connectError(server.port), 'ECONNREFUSED', 'a new connection after SIGTERM is refused')
+      assert.equal(requests.filter((slow) => slow.answered()).length, 0, 'no answer before the bodies are complete')
+
+      // The rest of each body, spread over half a second.
+      for (const [i, slow] of requests.entries()) setTimeout(() => slow.finish(), i * 5)
+      const answers = await Promise.all(requests.map((slow) => slow.answer))
+      for (const [i, answer] of answers.entries()) {
+        assert.equal(answer.status, 201, `request ${i}: ${answer.text}`)
+        const created = JSON.parse(answer.text) as { id: number }
+        assert.deepEqual(created, { id: created.id, ...pets[i] }, `request ${i}`)
+        assert.equal(answer.headers.connection, 'close', `request ${i}: the answer says the connection ends`)
+      }
+      const lastAnswer = Math.max(...answers.map((answer) => answer.at))
+
+      const exit = await exited
+      t.diagnostic(
+        `exit ${exit.code} ${Math.round(exit.at - signalled)} ms after SIGTERM, ` +
+          `${Math.round(exit.at - lastAnswer)} ms after the last of ${IN_FLIGHT} answers`,
+      )
+      assert.deepEqual({ code: exit.code, signal: exit.signal }, { code: 0, signal: null }, server.stderr())
+      assert.ok(exit.at - lastAnswer < 1_000, `exited ${Math.round(exit.at - lastAnswer)} ms after the last answer`)
+
+      // Closed, not abandoned: SQLite folds its write-ahead log into the file when the last connection closes.
+      assert.equal(existsSync(`${file}-wal`), false, 'no -wal file left: the store was closed')
+      const database = new Database(file, { readonly: true })
+      try {
+        const rows = database.prepare('select id, name from petstore_pets order by id').all() as { name: string }[]
+        assert.deepEqual(rows.map((row) => row.name).sort(), pets.map((pet) => pet.name).sort())
+      } finally {
+        database.close()
+      }
+    } finally {
+      agent.destroy()
+      await server.stop('SIGKILL')
+    }
+  })
+
+  test('a second SIGTERM while a request hangs exits 1 at once', async () => {
+    const server = await startServer(['--port', '0', '--key', KEY, '--db', 'memory'])
+    try {
+      const hanging = slowRequest(false, server.port, JSON.stringify({ name: 'Never finished', categoryId: 1 }))
+      await hanging.started
+      await sleep(200)
+      const exited = exitOf(server.child)
+      server.child.kill('SIGTERM')
+      await waitFor(server.stderr, 'SIGTERM')
+      await sleep(500)
+      assert.equal(server.child.exitCode, null, 'after one SIGTERM the server still waits for the request')
+
+      const again = performance.now()
+      server.child.kill('SIGTERM')
+      const exit = await exited
+      assert.deepEqual({ code: exit.code, signal: exit.signal }, { code: 1, signal: null })
+      assert.ok(exit.at - again < 1_000, `exited ${Math.round(exit.at - again)} ms after the second SIGTERM`)
+      assert.match(server.stderr(), /SIGTERM again/)
+    } finally {
+      await server.stop('SIGKILL')
+    }
+  })
+
+  test('a request that never ends delays exit by the 10 s shutdown timeout, no more; exit 0', async (t: TestContext) => {
+    const server = await startServer(['--port', '0', '--key', KEY, '--db', 'memory'])
+    try {
+      const hanging = slowRequest(false, server.port, JSON.stringify({ name: 'Never finished', categoryId: 1 }))
+      await hanging.started
+      await sleep(200)
+      const exited = exitOf(server.child)
+      const signalled = performance.now()
+      server.child.kill('SIGTERM')
+      const exit = await exited
+      t.diagnostic(`exit ${exit.code} ${Math.round(exit.at - signalled)} ms after SIGTERM`)
+      assert.deepEqual({ code: exit.code, signal: exit.signal }, { code: 0, signal: null })
+      const waited = exit.at - signalled
+      assert.ok(waited >= 9_900 && waited < 12_000, `exited ${Math.round(waited)} ms after SIGTERM`)
+      await assert.rejects(hanging.answer, 'the hanging request gets no answer: its connection is cut')
+    } finally {
+      await server.stop('SIGKILL')
+    }
+  })
+
+  test('serve().close(): idle keep-alive connections go at once, a busy one right after its answer', async () => {
+    const running = await serve({
+      port: 0,
+      handler: async (req) => {
+        if (new URL(req.url).pathname === '/slow') await sleep(300)
+        return new Response('done')
+      },
+    })
+    inProcess.push(running)
+    // Two clients: one leaves its connection idle, the other has a request in flight.
+    const idleClient = new http.Agent({ keepAlive: true })
+    const busyClient = new http.Agent({ keepAlive: true })
+    try {
+      assert.equal((await request(idleClient, running.port, { path: '/fast' })).status, 200)
+      const idle = Object.values(idleClient.freeSockets)[0]?.[0]
+      assert.ok(idle, 'a keep-alive connection left idle')
+      const idleClosed = new Promise<number>((resolve) => idle.once('close', () => resolve(performance.now())))
+
+      const slow = request(busyClient, running.port, { path: '/slow' })
+      await sleep(100)
+      const closing = performance.now()
+      const closed = running.close().then(() => performance.now())
+      assert.ok((await idleClosed) - closing < 100, 'the idle connection is closed at once')
+      const answer = await slow
+      const answered = performance.now()
+      assert.equal(answer.status, 200)
+      assert.equal(answer.text, 'done')
+      assert.equal(answer.headers.connection, 'close')
+      // Not keepAliveTimeout (5 s) later.
+      const after = (await closed) - answered
+      assert.ok(after < 200, `closed ${Math.round(after)} ms after the answer`)
+    } finally {
+      idleClient.destroy()
+      busyClient.destroy()
+    }
+  })
+
+  test('serve().close() cuts what is still open after shutdownTimeoutMs', async () => {
+    const running = await serve({
+      port: 0,
+      shutdownTimeoutMs: 300,
+      handler: async (req) => new Response(await req.text()),
+    })
+    inProcess.push(running)
+    const hanging = slowRequest(false, running.port, '{"name":"x","categoryId":1}', '/')
+    await hanging.started
+    await sleep(100)
+    const closing = performance.now()
+    await running.close()
+    const took = performance.now() - closing
+    assert.ok(took >= 290 && took < 600, `close() took ${Math.round(took)} ms`)
+    await assert.rejects(hanging.answer, 'the hanging request gets no answer: its connection is cut')
+  })
+})
