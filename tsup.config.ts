@@ -11,6 +11,8 @@ export default defineConfig([
       kysely: 'src/stores/kysely.ts',
       testing: 'src/testing.ts',
       node: 'adapters/node.ts',
+      bun: 'adapters/bun.ts',
+      deno: 'adapters/deno.ts',
     },
     format: ['esm', 'cjs'],
     dts: true,

@@ -62,7 +62,13 @@ function lingerThenClose(request: IncomingMessage): void {
       }
     }
   })
-  request.once('end', () => clearTimeout(timer))
+  request.once('end', () => {
+    clearTimeout(timer)
+    // If the server began closing while this body drained, its close() has already closed the connections
+    // idle at that moment and would wait for this one until the keep-alive timeout (72 s under Fastify).
+    const { server } = request.socket as Socket & { server?: { listening: boolean } }
+    if (server && !server.listening) request.socket.end()
+  })
   request.read(0)
 }
 

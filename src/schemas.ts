@@ -50,6 +50,8 @@ const NameSchema = v.pipe(
   v.regex(/\S/, 'must not be only whitespace'),
   // A lone surrogate (JSON allows "\ud800") has no UTF-8 form: a database would store a different name.
   checkWithSchema((name: string) => !LONE_SURROGATE.test(name), 'must be valid Unicode text', {}),
+  // PostgreSQL text cannot hold U+0000, and Node 22's node:sqlite cuts text short at it.
+  checkWithSchema((name: string) => !name.includes('\u0000'), 'must not contain U+0000', {}),
 )
 
 const CategoryIdSchema = v.pipe(

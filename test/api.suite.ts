@@ -174,6 +174,7 @@ export function runApiSuite(name: string, makeStore: StoreFactory): void {
         ['blank name', { name: ' \t\n ', categoryId: 1 }, 'name'],
         ['256-character name', { name: 'x'.repeat(256), categoryId: 1 }, 'name'],
         ['name with a lone surrogate', { name: 'a\ud800b', categoryId: 1 }, 'name'],
+        ['name with U+0000', { name: 'a\u0000b', categoryId: 1 }, 'name'],
         ['numeric name', { name: 7, categoryId: 1 }, 'name'],
         ['null name', { name: null, categoryId: 1 }, 'name'],
         ['string categoryId', { name: 'Rex', categoryId: '1' }, 'categoryId'],

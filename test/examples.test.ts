@@ -1,21 +1,26 @@
 /**
- * Every program in `examples/` runs as a user would run it and passes the
- * shared HTTP checks.
+ * What a user copies is what the tests run: every program in examples/ is in
+ * the README verbatim, and every one is run by a test (the servers by
+ * test/runtimes.test.ts on their runtimes, `*.test.ts` examples by `npm test`).
  */
 import assert from 'node:assert/strict'
-import { after, describe, test } from 'node:test'
-import { checkServing, remote } from './helpers/http-checks.js'
-import { killAll, startScript } from './helpers/spawn-server.js'
+import { readdirSync, readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { it } from 'node:test'
+import { repoRoot } from './helpers/spawn-server.js'
 
-after(killAll)
+const read = (path: string) => readFileSync(join(repoRoot, path), 'utf8')
+const examples = readdirSync(join(repoRoot, 'examples')).filter((file) => file.endsWith('.ts'))
 
-describe('examples', { concurrency: true, timeout: 60_000 }, () => {
-  test('examples/node.ts serves the API and stops on SIGTERM', async () => {
-    const server = await startScript('examples/node.ts', [], { PORT: '0', PETSTORE_KEY: 'example-key' })
-    try {
-      await checkServing(remote(server.origin), '/v1', 'example-key')
-    } finally {
-      assert.deepEqual(await server.stop(), { code: 0, signal: null })
-    }
-  })
+it('every example is in the README, verbatim', () => {
+  const readme = read('README.md')
+  assert.ok(examples.length >= 8, 'the examples were found')
+  const missing = examples.filter((file) => !readme.includes(`\`\`\`ts\n${read(`examples/${file}`).trimEnd()}\n\`\`\``))
+  assert.deepEqual(missing, [], 'README snippets that differ from their file (or are absent)')
+})
+
+it('every example is run by a test', () => {
+  const matrix = read('test/runtimes.test.ts')
+  const unrun = examples.filter((file) => !file.endsWith('.test.ts') && !matrix.includes(`examples/${file}`))
+  assert.deepEqual(unrun, [])
 })

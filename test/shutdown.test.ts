@@ -16,8 +16,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, describe, type TestContext, test } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
-import Database from 'better-sqlite3'
 import { type RunningServer, serve } from '../adapters/node.js'
+import { sqliteStore } from '../src/stores/sqlite.js'
 import { type Answer, connectError, request } from './helpers/raw-http.js'
 import { killAll, startServer } from './helpers/spawn-server.js'
 
@@ -140,12 +140,13 @@ describe('shutdown', { concurrency: true, timeout: 30_000 }, () => {
 
       // Closed, not abandoned: SQLite folds its write-ahead log into the file when the last connection closes.
       assert.equal(existsSync(`${file}-wal`), false, 'no -wal file left: the store was closed')
-      const database = new Database(file, { readonly: true })
+      // Read back through the store (whichever SQLite driver this Node has), not the server.
+      const store = sqliteStore({ path: file })
       try {
-        const rows = database.prepare('select id, name from petstore_pets order by id').all() as { name: string }[]
+        const rows = await store.list({ limit: 100 })
         assert.deepEqual(rows.map((row) => row.name).sort(), pets.map((pet) => pet.name).sort())
       } finally {
-        database.close()
+        await store.close?.()
       }
     } finally {
       agent.destroy()

@@ -19,7 +19,7 @@ const READY_TIMEOUT_MS = 15_000
 const EXIT_TIMEOUT_MS = 15_000
 
 /** Variables that would change what the binary does: passed to a child only when a test gives them. */
-const SCRUBBED = ['PORT', 'HOST', 'DATABASE_URL', 'PETSTORE_API_KEYS', 'NODE_TEST_CONTEXT']
+const SCRUBBED = ['PORT', 'HOST', 'DATABASE_URL', 'PETSTORE_API_KEYS', 'PETSTORE_KEYS_FILE', 'NODE_TEST_CONTEXT']
 
 const children = new Set<ChildProcess>()
 
@@ -30,10 +30,26 @@ function childEnv(env: Record<string, string> = {}): NodeJS.ProcessEnv {
   return { ...result, ...env }
 }
 
-function spawnScript(script: string, args: readonly string[], env?: Record<string, string>): ChildProcess {
-  const child = spawn(process.execPath, ['--import', 'tsx', script, ...args], {
+/** How to run a TypeScript program: a binary, and the arguments that go before the script. */
+export interface ScriptRuntime {
+  command: string
+  args: readonly string[]
+  /** Variables it needs, under the test's own `env`. */
+  env?: Record<string, string>
+}
+
+/** This Node, through tsx (which honours tsconfig's `paths`): the default. */
+export const NODE_TSX: ScriptRuntime = { command: process.execPath, args: ['--import', 'tsx'] }
+
+function spawnScript(
+  script: string,
+  args: readonly string[],
+  env?: Record<string, string>,
+  runtime: ScriptRuntime = NODE_TSX,
+): ChildProcess {
+  const child = spawn(runtime.command, [...runtime.args, script, ...args], {
     cwd: repoRoot,
-    env: childEnv(env),
+    env: childEnv({ ...runtime.env, ...env }),
     stdio: ['ignore', 'pipe', 'pipe'],
   })
   children.add(child)
@@ -77,10 +93,17 @@ export function startServer(args: string[], env?: Record<string, string>): Promi
 
 /**
  * Starts a TypeScript program (path from the repository root) and resolves
- * once it prints a line with its `http://HOST:PORT/…` URL on stdout.
+ * once it prints a line with its `http://HOST:PORT/…` URL on stdout. It runs
+ * on this Node through tsx unless `runtime` says otherwise (Bun, Deno: see
+ * test/helpers/runtimes.ts).
  */
-export function startScript(script: string, args: string[], env?: Record<string, string>): Promise<RunningServer> {
-  const child = spawnScript(script, args, env)
+export function startScript(
+  script: string,
+  args: string[],
+  env?: Record<string, string>,
+  runtime?: ScriptRuntime,
+): Promise<RunningServer> {
+  const child = spawnScript(script, args, env, runtime)
   let out = ''
   let err = ''
   child.stderr?.on('data', (chunk: string) => {

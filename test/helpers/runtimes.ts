@@ -1,0 +1,82 @@
+/**
+ * Bun and Deno for the runtime matrix (test/runtimes.test.ts): where their
+ * binaries are, and how each runs this repository's TypeScript the way a
+ * user's program runs against the published package.
+ *
+ * Binaries: `$PETSTORE_TEST_BUN` / `$PETSTORE_TEST_DENO` when set, else
+ * node_modules/.bin (the devDependencies `bun` and `deno`). A runtime that is
+ * not there, or does not start, is reported with the reason so its tests skip.
+ *
+ * @module
+ */
+import { execFile } from 'node:child_process'
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { pathToFileURL } from 'node:url'
+import { promisify } from 'node:util'
+import { repoRoot, type ScriptRuntime } from './spawn-server.js'
+
+export type RuntimeName = 'bun' | 'deno'
+
+/** A runtime's binary and version, or why it cannot be used here. */
+export type Located = { binary: string; version: string } | { skip: string }
+
+const ENV: Record<RuntimeName, string> = { bun: 'PETSTORE_TEST_BUN', deno: 'PETSTORE_TEST_DENO' }
+
+/** Finds `name`'s binary and asks its version (never downloads anything). */
+export async function locate(name: RuntimeName): Promise<Located> {
+  const given = process.env[ENV[name]]
+  const binary = given || join(repoRoot, 'node_modules', '.bin', name)
+  if (!given && !existsSync(binary)) {
+    return { skip: `${name} not installed (node_modules/.bin/${name}): run npm install, or set ${ENV[name]}` }
+  }
+  try {
+    const { stdout } = await promisify(execFile)(binary, ['--version'], { timeout: 30_000 })
+    // `1.4.5` from Bun, `deno 2.9.5 (stable, …)` and more lines from Deno.
+    return { binary, version: /\d+\.\d+\.\d+\S*/.exec(stdout)?.[0] ?? stdout.trim() }
+  } catch (error) {
+    return { skip: `${binary} --version failed: ${(error as Error).message.split('\n')[0]}` }
+  }
+}
+
+/** Bun runs TypeScript and resolves tsconfig's `paths` itself: `bun script.ts`. */
+export function bunRuntime(binary: string): ScriptRuntime {
+  return { command: binary, args: [] }
+}
+
+let importMap: string | undefined
+
+/**
+ * tsconfig's `paths` (what tsx and Bun read) as a standard import map, so
+ * that `petstore-server/…` imports resolve to the sources. Written once per
+ * test process, to a temporary file.
+ */
+function denoImportMap(): string {
+  if (importMap) return importMap
+  const tsconfig = JSON.parse(readFileSync(join(repoRoot, 'tsconfig.json'), 'utf8'))
+  const paths: Record<string, string[]> = tsconfig.compilerOptions.paths
+  const imports = Object.fromEntries(
+    Object.entries(paths).map(([name, [target = '']]) => [name, pathToFileURL(join(repoRoot, target)).href]),
+  )
+  const dir = mkdtempSync(join(tmpdir(), 'petstore-deno-'))
+  process.once('exit', () => rmSync(dir, { recursive: true, force: true }))
+  importMap = join(dir, 'import-map.json')
+  writeFileSync(importMap, JSON.stringify({ imports }, null, 2))
+  return importMap
+}
+
+/**
+ * `deno run` with `permissions`, the import map of {@link denoImportMap}, and
+ * sloppy imports: the sources import `./x.js` for `x.ts` (TypeScript's
+ * NodeNext convention, which tsx, Bun and the build follow), and Deno resolves
+ * that only when asked. A user's program imports the built package and needs
+ * neither. npm packages come from node_modules, as Deno does beside a package.json.
+ */
+export function denoRuntime(binary: string, permissions: readonly string[]): ScriptRuntime {
+  return {
+    command: binary,
+    args: ['run', ...permissions, '--sloppy-imports', `--import-map=${denoImportMap()}`],
+    env: { DENO_NO_UPDATE_CHECK: '1', NO_COLOR: '1' },
+  }
+}
