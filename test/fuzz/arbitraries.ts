@@ -536,14 +536,14 @@ export const requestCase: fc.Arbitrary<RequestCase> = weighted(
   [3, anyRequest],
 ).map(toCase)
 
-/** A name the API must accept: 1..255 code points, not only whitespace, valid Unicode. */
+/** A name the API must accept: 1..255 code points, not only whitespace, valid Unicode, no U+0000. */
 const validName = fc
   .oneof(
     fc.string({ unit: 'grapheme', minLength: 1, maxLength: 40 }),
     fc.string({ unit: 'grapheme-composite', minLength: 1, maxLength: 40 }),
-    fc.constantFrom('🐈'.repeat(255), 'x'.repeat(255), ' x ', '\u0000', 'O\'Brien "; --'),
+    fc.constantFrom('🐈'.repeat(255), 'x'.repeat(255), ' x ', '\u0001', 'O\'Brien "; --'),
   )
-  .filter((text) => /\S/.test(text) && [...text].length <= 255)
+  .filter((text) => /\S/.test(text) && [...text].length <= 255 && !text.includes('\u0000'))
 
 /** A pet the API must accept and store exactly. */
 export const validPet = fc
