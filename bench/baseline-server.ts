@@ -4,14 +4,26 @@
 // framework, so the comparison shows what the library's layers cost.
 // Not covered, because the benchmark never asks: /v1/openapi.json, /healthz, CORS.
 //
-//   tsx bench/baseline-server.ts --port 0 --db memory|sqlite:PATH --key KEY
+//   tsx bench/baseline-server.ts --port 0 --db memory|sqlite:PATH|postgres://…[?schema=S]|mysql://… --key KEY
+//
+// On PostgreSQL and MySQL the pets live in a table of the baseline's own,
+// baseline_pets (bench/baseline-stores.ts), beside the library's petstore_pets.
 //
 // Prints one line containing http://127.0.0.1:PORT/v1 once listening.
 import { createHash, timingSafeEqual } from 'node:crypto'
 import { createServer, type IncomingMessage, type OutgoingHttpHeaders, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { parseArgs } from 'node:util'
-import { isStatus, MemoryStore, type NewPet, SqliteStore, type Status, type Store } from './baseline-stores.js'
+import {
+  isStatus,
+  MemoryStore,
+  MysqlStore,
+  type NewPet,
+  PostgresStore,
+  SqliteStore,
+  type Status,
+  type Store,
+} from './baseline-stores.js'
 
 const BASE = '/v1'
 const MAX_BODY_BYTES = 100 * 1024
@@ -177,10 +189,10 @@ async function readJsonBody(req: IncomingMessage): Promise<unknown> {
   }
 }
 
-function listPets(store: Store, query: URLSearchParams, res: ServerResponse): void {
+async function listPets(store: Store, query: URLSearchParams, res: ServerResponse): Promise<void> {
   const { limit, status, afterId } = parseListQuery(query)
   // One extra row tells us whether a next page exists without a COUNT query.
-  const rows = store.list({ afterId, limit: limit + 1, status })
+  const rows = await store.list({ afterId, limit: limit + 1, status })
   const page = rows.slice(0, limit)
   const last = page[page.length - 1]
   const headers: OutgoingHttpHeaders = {}
@@ -192,13 +204,13 @@ function listPets(store: Store, query: URLSearchParams, res: ServerResponse): vo
 }
 
 async function createPet(store: Store, req: IncomingMessage, res: ServerResponse): Promise<void> {
-  const pet = store.create(parseNewPet(await readJsonBody(req)))
+  const pet = await store.create(parseNewPet(await readJsonBody(req)))
   sendJson(res, 201, pet, { location: `${BASE}/pets/${pet.id}` })
 }
 
-function getPet(store: Store, rawId: string, res: ServerResponse): void {
+async function getPet(store: Store, rawId: string, res: ServerResponse): Promise<void> {
   const { id, text } = parsePetId(rawId)
-  const pet = id === undefined ? undefined : store.get(id)
+  const pet = id === undefined ? undefined : await store.get(id)
   if (pet === undefined) throw new HttpError(404, 'not_found', `No pet with id ${text}`)
   sendJson(res, 200, pet)
 }
@@ -237,13 +249,16 @@ function makeHandler(store: Store, key: string): (req: IncomingMessage, res: Ser
   }
 }
 
-function openStore(db: string): Store {
+async function openStore(db: string): Promise<Store> {
   if (db === 'memory') return new MemoryStore()
   if (db.startsWith('sqlite:') && db.length > 'sqlite:'.length) return new SqliteStore(db.slice('sqlite:'.length))
-  throw new Error(`--db must be "memory" or "sqlite:PATH", got "${db}"`)
+  if (/^postgres(ql)?:\/\//.test(db)) return PostgresStore.open(db)
+  if (db.startsWith('mysql://')) return MysqlStore.open(db)
+  const shown = db.replace(/\/\/[^@/]*@/, '//***@') // never echo credentials
+  throw new Error(`--db must be "memory", "sqlite:PATH", "postgres://…" or "mysql://…", got "${shown}"`)
 }
 
-function main(): void {
+async function main(): Promise<void> {
   const { values } = parseArgs({
     options: {
       port: { type: 'string', default: '0' },
@@ -252,7 +267,7 @@ function main(): void {
     },
   })
   if (values.key === undefined || values.key === '') throw new Error('--key is required')
-  const store = openStore(values.db)
+  const store = await openStore(values.db)
   const handle = makeHandler(store, values.key)
 
   const server = createServer((req, res) => {
@@ -272,9 +287,13 @@ function main(): void {
     server.close()
     // Keep-alive sockets from the load generator would otherwise hold close() open.
     server.closeAllConnections()
-    store.close()
-    process.exit(0)
+    Promise.resolve()
+      .then(() => store.close())
+      .finally(() => process.exit(0))
   })
 }
 
-main()
+main().catch((error: unknown) => {
+  console.error(error)
+  process.exit(1)
+})

@@ -1,7 +1,8 @@
 // Result shapes and the plain-text table printed at the end of a run.
 import type { ScenarioName } from './scenarios.js'
 
-export type StoreName = 'memory' | 'sqlite'
+export const STORE_NAMES = ['memory', 'sqlite', 'postgres', 'mysql'] as const
+export type StoreName = (typeof STORE_NAMES)[number]
 
 export interface Measurement {
   /** Mean of autocannon's once-a-second samples. */

@@ -1,7 +1,18 @@
 // Benchmark: our server against the hand-written node:http baseline
 // (bench/baseline-server.ts), same API, same data, same load.
 //
-//   npm run bench -- [--duration 5] [--json] [--only memory|sqlite] [--scenarios list,filtered,get,create]
+//   npm run bench -- [--duration 5] [--json] [--only memory,sqlite,postgres,mysql] [--scenarios list,filtered,get,create]
+//
+// PostgreSQL and MySQL (or MariaDB) are benched when their server is named:
+// PETSTORE_BENCH_POSTGRES_URL (else PETSTORE_TEST_POSTGRES_URL), e.g.
+// postgres://postgres@127.0.0.1:5432/test, and PETSTORE_BENCH_MYSQL_URL (else
+// PETSTORE_TEST_MYSQL_URL), e.g. mysql://root@127.0.0.1:3306/test; without
+// one, that store is skipped with a note. Each run works in a fresh
+// PostgreSQL schema / MySQL database petstore_bench_<random> (so the user needs
+// the right to create one), dropped at the end, on error and on Ctrl-C; both
+// servers share it, ours in petstore_pets, the baseline in baseline_pets.
+// The database servers are outside the CPU pinning below: on a machine that
+// also runs them, they compete with the server under test.
 //
 // Progress goes to stderr; the table (or JSON with --json) to stdout. This is
 // a measurement, not a test: it exits non-zero only if setup fails (a server
@@ -14,6 +25,7 @@
 // With taskset and two CPUs, servers run on CPU 0 and this process (the load
 // generator, autocannon runs in-process) on CPU 1, so they do not compete.
 import { execFileSync } from 'node:child_process'
+import { randomBytes } from 'node:crypto'
 import { existsSync, readdirSync, rmSync, statSync } from 'node:fs'
 import { mkdtemp } from 'node:fs/promises'
 import { availableParallelism, tmpdir } from 'node:os'
@@ -21,7 +33,7 @@ import { dirname, join, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
 import autocannon from 'autocannon'
 import { compareAnswers, compareData } from './parity.js'
-import { formatTable, type Measurement, type Row, type StoreName } from './report.js'
+import { formatTable, type Measurement, type Row, STORE_NAMES, type StoreName } from './report.js'
 import {
   buildScenarios,
   isScenarioName,
@@ -38,7 +50,11 @@ import { type ServerProcess, startServer } from './server-process.js'
 const CONNECTIONS = 50
 const WARMUP_SECONDS = 1
 const KEY = 'bench-key'
-const STORES: readonly StoreName[] = ['memory', 'sqlite']
+/** Where the SQL stores' servers are named; the first variable set wins. */
+const SERVER_URL_VARIABLES: Partial<Record<StoreName, readonly string[]>> = {
+  postgres: ['PETSTORE_BENCH_POSTGRES_URL', 'PETSTORE_TEST_POSTGRES_URL'],
+  mysql: ['PETSTORE_BENCH_MYSQL_URL', 'PETSTORE_TEST_MYSQL_URL'],
+}
 // Resolved from this script's path (not import.meta) so it works whether tsx loads it as ESM or CJS.
 const ROOT = resolve(dirname(process.argv[1] ?? '.'), '..')
 const BUILT_BINARY = 'dist/bin/petstore-server.js'
@@ -81,8 +97,11 @@ function parseOptions(): Options {
     throw new Error('--duration must be a whole number of seconds, at least 1')
   }
 
-  const only = values.only
-  if (only !== undefined && only !== 'memory' && only !== 'sqlite') throw new Error('--only must be memory or sqlite')
+  const only = values.only === undefined ? [...STORE_NAMES] : values.only.split(',').map((name) => name.trim())
+  const unknownStores = only.filter((name) => !isStoreName(name))
+  if (unknownStores.length > 0 || only.length === 0) {
+    throw new Error(`--only takes a comma-separated list of ${STORE_NAMES.join(', ')}; got "${values.only}"`)
+  }
 
   const scenarios = values.scenarios === undefined ? [...SCENARIO_NAMES] : values.scenarios.split(',')
   const unknown = scenarios.filter((name) => !isScenarioName(name))
@@ -92,10 +111,28 @@ function parseOptions(): Options {
   return {
     durationSeconds,
     json: values.json,
-    stores: only === undefined ? [...STORES] : [only],
+    stores: [...new Set(only.filter(isStoreName))],
     scenarios: scenarios.filter(isScenarioName),
     ours: oursCommand(values['ours-cmd']),
   }
+}
+
+function isStoreName(value: string): value is StoreName {
+  return (STORE_NAMES as readonly string[]).includes(value)
+}
+
+/** The database server of a SQL store, from the environment; undefined when unset (or not a SQL store). */
+function serverUrl(store: StoreName): string | undefined {
+  for (const variable of SERVER_URL_VARIABLES[store] ?? []) {
+    const value = process.env[variable]?.trim()
+    if (value) return value
+  }
+  return undefined
+}
+
+/** A URL fit for logs and tables: no password, no user. */
+function redact(url: string): string {
+  return url.replace(/\/\/[^@/]*@/, '//***@')
 }
 
 /** Prefer the built binary, as installed users run it; fall back to the TypeScript source. */
@@ -141,8 +178,101 @@ function log(message: string): void {
 async function start(name: string, command: readonly string[], db: string): Promise<ServerProcess> {
   const server = await startServer(name, [...command, '--port', '0', '--key', KEY, '--db', db], ROOT)
   cleanups.push(() => server.stop())
-  log(`${name}: ${server.baseUrl} (--db ${db})`)
+  log(`${name}: ${server.baseUrl} (--db ${redact(db)})`)
   return server
+}
+
+function freshName(): string {
+  return `petstore_bench_${randomBytes(4).toString('hex')}`
+}
+
+/**
+ * Creates a fresh schema on the PostgreSQL server of `base` and returns `base`
+ * pointing at it (`?schema=`, as our binary takes it); the schema is dropped,
+ * with everything in it, by a cleanup step.
+ */
+async function freshPostgresSchema(base: string): Promise<string> {
+  const { default: pg } = await import('pg')
+  const url = new URL(base)
+  url.searchParams.delete('schema') // ours, not pg's
+  const schema = freshName()
+  const admin = async (statement: string): Promise<void> => {
+    const client = new pg.Client({ connectionString: url.href, connectionTimeoutMillis: 5_000 })
+    client.on('error', () => {}) // a dropped connection fails the query below, which is enough
+    try {
+      await client.connect()
+      await client.query(statement)
+    } catch (error) {
+      throw new Error(`postgres ${redact(url.href)}: ${statement}: ${(error as Error).message}`)
+    } finally {
+      await client.end().catch(() => {})
+    }
+  }
+  // Registered before creating, so a Ctrl-C in between still drops it (IF EXISTS).
+  // Runs after the servers stop: cleanups run newest first.
+  cleanups.push(async () => {
+    await admin(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`)
+    log(`[postgres] dropped schema ${schema}`)
+  })
+  await admin(`CREATE SCHEMA "${schema}"`)
+  log(`[postgres] schema ${schema} on ${redact(url.href)}`)
+  url.searchParams.set('schema', schema)
+  return url.href
+}
+
+/** Creates a fresh database on the MySQL server of `base` and returns `base` pointing at it; dropped by a cleanup step. */
+async function freshMysqlDatabase(base: string): Promise<string> {
+  const { createConnection } = await import('mysql2/promise')
+  const database = freshName()
+  const admin = async (statement: string): Promise<void> => {
+    let connection: Awaited<ReturnType<typeof createConnection>> | undefined
+    try {
+      connection = await createConnection({ uri: base, connectTimeout: 5_000 })
+      connection.on('error', () => {})
+      await connection.query(statement)
+    } catch (error) {
+      throw new Error(`mysql ${redact(base)}: ${statement}: ${(error as Error).message}`)
+    } finally {
+      await connection?.end().catch(() => {})
+    }
+  }
+  cleanups.push(async () => {
+    await admin(`DROP DATABASE IF EXISTS \`${database}\``)
+    log(`[mysql] dropped database ${database}`)
+  })
+  await admin(`CREATE DATABASE \`${database}\` CHARACTER SET utf8mb4 COLLATE utf8mb4_bin`)
+  const url = new URL(base)
+  url.pathname = `/${database}`
+  log(`[mysql] database ${database} on ${redact(base)}`)
+  return url.href
+}
+
+/**
+ * The --db value of each server for `store`, after creating what it needs (a
+ * temp dir, a schema, a database) and registering its removal.
+ */
+async function prepareStore(store: StoreName): Promise<{ ours: string; baseline: string }> {
+  switch (store) {
+    case 'memory':
+      return { ours: 'memory', baseline: 'memory' }
+    case 'sqlite': {
+      const dir = await mkdtemp(join(tmpdir(), 'petstore-bench-'))
+      tempDirs.add(dir)
+      cleanups.push(() => {
+        rmSync(dir, { recursive: true, force: true })
+        tempDirs.delete(dir)
+      })
+      return { ours: `sqlite:${join(dir, 'ours.db')}`, baseline: `sqlite:${join(dir, 'baseline.db')}` }
+    }
+    case 'postgres':
+    case 'mysql': {
+      const base = serverUrl(store)
+      if (base === undefined) throw new Error(`no server URL for ${store}`)
+      // One schema/database for both: ours uses petstore_pets, the baseline baseline_pets.
+      const db = store === 'postgres' ? await freshPostgresSchema(base) : await freshMysqlDatabase(base)
+      return { ours: db, baseline: db }
+    }
+  }
 }
 
 async function cleanUp(): Promise<void> {
@@ -199,19 +329,11 @@ async function benchStore(
   serverPrefix: string[],
   warnings: string[],
 ): Promise<Row[]> {
-  const dir = store === 'sqlite' ? await mkdtemp(join(tmpdir(), 'petstore-bench-')) : undefined
-  if (dir !== undefined) {
-    tempDirs.add(dir)
-    cleanups.push(() => {
-      rmSync(dir, { recursive: true, force: true })
-      tempDirs.delete(dir)
-    })
-  }
-  const db = (name: string): string => (dir === undefined ? 'memory' : `sqlite:${join(dir, `${name}.db`)}`)
   try {
+    const db = await prepareStore(store)
     log(`[${store}] starting servers`)
-    const oursServer = await start('ours', [...serverPrefix, ...options.ours.command], db('ours'))
-    const baselineServer = await start('baseline', [...serverPrefix, ...BASELINE_COMMAND], db('baseline'))
+    const oursServer = await start('ours', [...serverPrefix, ...options.ours.command], db.ours)
+    const baselineServer = await start('baseline', [...serverPrefix, ...BASELINE_COMMAND], db.baseline)
     log(`[${store}] seeding ${SEED_COUNT} pets into each`)
     const seeded = await seed(oursServer.baseUrl, KEY)
     const baselineSeeded = await seed(baselineServer.baseUrl, KEY)
@@ -255,6 +377,13 @@ async function main(): Promise<void> {
     })
   }
   const options = parseOptions()
+  const skipped = options.stores.filter((store) => SERVER_URL_VARIABLES[store] !== undefined && !serverUrl(store))
+  const stores = options.stores.filter((store) => !skipped.includes(store))
+  const skipNotes = skipped.map(
+    (store) => `${store}: skipped, no server (set ${(SERVER_URL_VARIABLES[store] ?? []).join(' or ')})`,
+  )
+  for (const note of skipNotes) log(note)
+  if (stores.length === 0) throw new Error('nothing to bench: every store asked for was skipped')
   const pinning = pinCpus()
   const config = {
     ours: options.ours.how,
@@ -266,6 +395,14 @@ async function main(): Promise<void> {
     connections: CONNECTIONS,
     seedCount: SEED_COUNT,
     node: process.version,
+    stores,
+    skipped,
+    databaseServers: Object.fromEntries(
+      stores.flatMap((store) => {
+        const url = serverUrl(store)
+        return url === undefined ? [] : [[store, redact(url)]]
+      }),
+    ),
   }
   log(`ours: ${config.ours}: ${options.ours.command.join(' ')}`)
   log(`baseline: ${BASELINE_COMMAND.join(' ')}`)
@@ -273,7 +410,7 @@ async function main(): Promise<void> {
 
   const rows: Row[] = []
   const warnings: string[] = []
-  for (const store of options.stores) rows.push(...(await benchStore(store, options, pinning.serverPrefix, warnings)))
+  for (const store of stores) rows.push(...(await benchStore(store, options, pinning.serverPrefix, warnings)))
 
   if (options.json) {
     process.stdout.write(`${JSON.stringify({ config, warnings, results: rows }, null, 2)}\n`)
@@ -281,6 +418,12 @@ async function main(): Promise<void> {
     const header = [
       `ours: ${config.ours}; baseline: bench/baseline-server.ts through tsx`,
       `${CONNECTIONS} connections, ${WARMUP_SECONDS} s warm-up + ${options.durationSeconds} s per run, ${SEED_COUNT} seeded pets, node ${process.version}, ${pinning.how}`,
+      ...stores.flatMap((store) => {
+        const url = serverUrl(store)
+        const fresh = store === 'postgres' ? 'schema' : 'database'
+        return url === undefined ? [] : [`${store}: server ${redact(url)} (not pinned), a fresh ${fresh} per run`]
+      }),
+      ...skipNotes,
     ]
     process.stdout.write(`\n${header.join('\n')}\n\n${formatTable(rows, warnings)}\n`)
   }

@@ -67,7 +67,9 @@ export async function startServer(name: string, command: readonly string[], cwd:
   } catch (error) {
     await stop()
     const output = tail.length > 0 ? `\n--- last output ---\n${tail.join('\n')}` : ''
-    throw new Error(`${name} (${command.join(' ')}) failed to start: ${(error as Error).message}${output}`)
+    // The command may hold a database URL: never echo its credentials.
+    const shown = command.join(' ').replace(/\/\/[^@/\s]*@/g, '//***@')
+    throw new Error(`${name} (${shown}) failed to start: ${(error as Error).message}${output}`)
   }
 }
 
