@@ -34,3 +34,38 @@ export interface PetStore {
   /** Releases what the store opened. Idempotent. */
   close?(): Promise<void>
 }
+
+/**
+ * A page written as JSON text by the store itself: a SQL database can build
+ * the array (`json_group_array`) faster than rows can become objects and
+ * objects become text again.
+ */
+export interface JsonPage {
+  /** The JSON array of at most `limit` pets, in the API's form: no `status` key when it is absent. */
+  json: string
+  /** Id of the last pet in `json`; `undefined` for an empty page. */
+  lastId: number | undefined
+  /** Whether more pets match after `lastId`. */
+  more: boolean
+}
+
+/**
+ * Internal to this package: what its own stores offer beyond {@link PetStore}.
+ * They are proven by the conformance suite, so the handler neither re-checks
+ * their answers (it does check a user's store) and, where they have it, asks
+ * them for a page as JSON text. Symbols keep this off the public contract.
+ */
+export const BUILT_IN = Symbol.for('petstore-server.builtInStore')
+export const LIST_JSON = Symbol.for('petstore-server.listJson')
+
+/** A store of this package: {@link BUILT_IN} set, {@link LIST_JSON} where the store can. */
+export interface BuiltInStore extends PetStore {
+  readonly [BUILT_IN]: true
+  /** The page `{ status, limit, after }` as JSON text, with `limit` the page size itself (not one more). */
+  [LIST_JSON]?(query: ListQuery): Promise<JsonPage>
+}
+
+/** Whether `store` is one of this package's own. */
+export function isBuiltIn(store: PetStore): store is BuiltInStore {
+  return (store as Partial<BuiltInStore>)[BUILT_IN] === true
+}
