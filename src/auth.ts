@@ -5,6 +5,7 @@
  * @module
  */
 import { PetstoreError } from './errors.js'
+import type { ApiRequest } from './exchange.js'
 
 /** Decides whether a bearer token is a valid key. */
 export type KeyCheck = (token: string, request: Request) => boolean | Promise<boolean>
@@ -46,15 +47,33 @@ export function keyProblem(entry: unknown): string | undefined {
 }
 
 /**
- * Compares a token with every key, all the way through, so that neither the
- * position of a mismatch nor which key matched shows in the time taken. Both
- * sides are SHA-256 digests, so the length of a key does not show either.
+ * Compares a token's digest with every key digest, all the way through, so
+ * that neither the position of a mismatch nor which key matched shows in the
+ * time taken.
  */
-function matchesAny(token: Uint8Array, keys: readonly Uint8Array[]): boolean {
+function matchesDigest(token: Uint8Array, keys: readonly Uint8Array[]): boolean {
   let matched = 0
   for (const key of keys) {
     let difference = 0
     for (let i = 0; i < key.length; i++) difference |= (key[i] ?? 0) ^ (token[i] ?? 0)
+    matched |= difference === 0 ? 1 : 0
+  }
+  return matched === 1
+}
+
+/**
+ * Compares a token with every key given in clear. The time taken depends on
+ * the token's length and the number of keys only: each key is walked as
+ * many times as the token is long (cycling through it), so neither its
+ * characters nor its length show. Synchronous on purpose: hashing each
+ * token with `crypto.subtle` would cost every request a trip through Node's
+ * thread pool.
+ */
+function matchesClear(token: string, keys: readonly string[]): boolean {
+  let matched = 0
+  for (const key of keys) {
+    let difference = token.length ^ key.length
+    for (let i = 0; i < token.length; i++) difference |= token.charCodeAt(i) ^ key.charCodeAt(i % key.length)
     matched |= difference === 0 ? 1 : 0
   }
   return matched === 1
@@ -72,31 +91,43 @@ function assertKeys(keys: readonly string[]): void {
 }
 
 /**
- * Builds the check run before routing: resolves when the request carries a
- * valid bearer key, throws a 401 `PetstoreError` otherwise. A `sha256:<hex>`
- * entry is the digest of a key: the token's digest is compared with it, so
- * the key itself need not be configured anywhere.
+ * Builds the check run before routing: returns (or resolves) when the
+ * request carries a valid bearer key, throws (or rejects with) a 401
+ * `PetstoreError` otherwise. Keys in clear are checked synchronously; a
+ * `sha256:<hex>` entry is the digest of a key, compared with the token's
+ * digest, so the key itself need not be configured anywhere.
  */
-export function createAuthenticator(keys: readonly string[] | KeyCheck): (request: Request) => Promise<void> {
-  let isKey: KeyCheck
+export function createAuthenticator(keys: readonly string[] | KeyCheck): (request: ApiRequest) => void | Promise<void> {
+  let isKey: (token: string, request: ApiRequest) => unknown
   if (typeof keys === 'function') {
-    isKey = keys
+    isKey = (token, request) => keys(token, request.toRequest())
   } else {
     assertKeys(keys)
-    const digests = Promise.all(keys.map((key) => (DIGEST.test(key) ? fromHex(key) : digest(key))))
-    isKey = async (token) => matchesAny(await digest(token), await digests)
+    const clear = keys.filter((key) => !DIGEST.test(key))
+    const hashed = keys.filter((key) => DIGEST.test(key)).map(fromHex)
+    isKey =
+      hashed.length === 0
+        ? (token) => matchesClear(token, clear)
+        : async (token) => matchesDigest(await digest(token), hashed) || matchesClear(token, clear)
   }
-  return async (request) => {
-    const header = request.headers.get('authorization')
-    const token = header === null ? undefined : BEARER.exec(header)?.[1]
-    // Only `true` lets a request in: a key function answering `'no'` or a stray object fails closed.
-    if (token !== undefined && (await isKey(token, request)) === true) return
+  const refuse = (token: string | undefined) =>
     // RFC 6750 §3.1: name the error only when a token was actually presented.
-    throw new PetstoreError(
+    new PetstoreError(
       401,
       'unauthorized',
       token === undefined ? 'Missing bearer API key: send Authorization: Bearer <key>' : 'Invalid API key',
       { headers: { 'www-authenticate': token === undefined ? REALM : `${REALM}, error="invalid_token"` } },
     )
+  return (request) => {
+    const header = request.header('authorization')
+    const token = header === null ? undefined : BEARER.exec(header)?.[1]
+    if (token === undefined) throw refuse(token)
+    const verdict = isKey(token, request)
+    // Only `true` lets a request in: a key function answering `'no'` or a stray object fails closed.
+    if (verdict === true) return
+    if (typeof (verdict as PromiseLike<unknown> | null)?.then !== 'function') throw refuse(token)
+    return Promise.resolve(verdict).then((answer) => {
+      if (answer !== true) throw refuse(token)
+    })
   }
 }

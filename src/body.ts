@@ -5,6 +5,7 @@
  * @module
  */
 import { PetstoreError } from './errors.js'
+import type { ApiRequest } from './exchange.js'
 
 /** `application/json` or any `application/*+json`, parameters (charset) allowed. */
 function isJson(contentType: string): boolean {
@@ -30,18 +31,13 @@ const tooLarge = (maxBytes: number) =>
  * unread bytes is the runtime's business (the Node adapter drains them for a
  * bounded time, then closes the connection).
  */
-async function readLimited(body: ReadableStream<Uint8Array>, maxBytes: number): Promise<Uint8Array> {
+async function readLimited(body: AsyncIterable<Uint8Array>, maxBytes: number): Promise<Uint8Array> {
   const chunks: Uint8Array[] = []
   let size = 0
-  const reader = body.getReader()
-  for (;;) {
-    const { done, value } = await reader.read()
-    if (done) break
-    size += value.byteLength
-    if (size > maxBytes) {
-      throw tooLarge(maxBytes)
-    }
-    chunks.push(value)
+  for await (const chunk of body) {
+    size += chunk.byteLength
+    if (size > maxBytes) throw tooLarge(maxBytes)
+    chunks.push(chunk)
   }
   if (chunks.length === 1) return chunks[0] as Uint8Array
   const bytes = new Uint8Array(size)
@@ -60,17 +56,18 @@ const utf8 = new TextDecoder('utf-8', { fatal: true })
  * past `maxBytes`, 400 `invalid_json` for bytes that are not UTF-8 JSON and
  * 400 `validation_error` for an empty body.
  */
-export async function readJson(request: Request, maxBytes: number): Promise<unknown> {
-  const contentType = request.headers.get('content-type')
-  if (contentType === null ? request.body !== null : !isJson(contentType)) {
+export async function readJson(request: ApiRequest, maxBytes: number): Promise<unknown> {
+  const contentType = request.header('content-type')
+  const body = request.body()
+  if (contentType === null ? body !== null : !isJson(contentType)) {
     throw new PetstoreError(415, 'unsupported_media_type', 'Request body must be application/json')
   }
-  if (request.body === null) throw bodyRequired()
-  const declared = Number(request.headers.get('content-length') ?? Number.NaN)
+  if (body === null) throw bodyRequired()
+  const declared = Number(request.header('content-length') ?? Number.NaN)
   if (declared > maxBytes) throw tooLarge(maxBytes)
   let bytes: Uint8Array
   try {
-    bytes = await readLimited(request.body, maxBytes)
+    bytes = await readLimited(body, maxBytes)
   } catch (error) {
     if (error instanceof PetstoreError) throw error
     // The client broke the stream off: its request, not the server, failed.

@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { type ApiAnswer, type ApiRequest, appendHeader } from './exchange.js'
 
 /** Which origins may call the API from a browser. */
 export interface CorsOptions {
@@ -25,24 +26,25 @@ export function createCors(options: CorsOptions) {
         : origin.includes(requestOrigin)
 
   /** Adds the CORS headers a response to `request` needs (none for a foreign origin). */
-  function decorate(headers: Headers, request: Request): void {
-    if (origin !== '*') headers.append('vary', 'Origin')
-    const requestOrigin = request.headers.get('origin')
+  function decorate(headers: Record<string, string>, request: ApiRequest): void {
+    if (origin !== '*') appendHeader(headers, 'vary', 'Origin')
+    const requestOrigin = request.header('origin')
     if (requestOrigin === null || !allows(requestOrigin)) return
-    headers.set('access-control-allow-origin', origin === '*' ? '*' : requestOrigin)
-    headers.set('access-control-expose-headers', EXPOSE)
+    headers['access-control-allow-origin'] = origin === '*' ? '*' : requestOrigin
+    headers['access-control-expose-headers'] = EXPOSE
   }
 
   /** The answer to a preflight `OPTIONS`, given before authentication. */
-  function preflight(): Response {
-    return new Response(null, {
+  function preflight(): ApiAnswer {
+    return {
       status: 204,
       headers: {
         'access-control-allow-methods': 'GET, HEAD, POST, OPTIONS',
         'access-control-allow-headers': 'Authorization, Content-Type',
         'access-control-max-age': '600',
       },
-    })
+      body: null,
+    }
   }
 
   return { decorate, preflight }

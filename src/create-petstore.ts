@@ -7,7 +7,8 @@ import { type IRequest, Router } from 'itty-router'
 import { createAuthenticator, type KeyCheck } from './auth.js'
 import { type CorsOptions, createCors } from './cors.js'
 import { type Limits, timeoutOption, waitFor } from './deadline.js'
-import { errorResponse, PetstoreError } from './errors.js'
+import { errorAnswer, PetstoreError } from './errors.js'
+import { type ApiAnswer, type ApiRequest, ENGINE, type Engine, jsonAnswer, toFetchHandler } from './exchange.js'
 import { guardStore } from './guarded-store.js'
 import { setDefaults, setDeprecation } from './headers.js'
 import { openApiDocument } from './openapi.js'
@@ -56,6 +57,9 @@ export interface PetstoreOptions {
 /** A web-standard fetch handler: what Node (via an adapter), Bun and Deno serve. */
 export type FetchHandler = (request: Request) => Promise<Response>
 
+/** The handler `createPetstore` returns: a fetch handler whose engine the Node adapter can drive directly. */
+export type PetstoreHandler = FetchHandler & { readonly [ENGINE]: Engine }
+
 const defaultOnError = (error: unknown, request: Request) => {
   console.error(`petstore: ${request.method} ${new URL(request.url).pathname} failed:`, error)
 }
@@ -79,9 +83,9 @@ function normalizeBasePath(basePath: string): string {
 }
 
 /** What `onError` sees of a request: no body, and no `Authorization` to log by mistake. */
-function redact(request: Request): Request {
+function redact(request: ApiRequest): Request {
   try {
-    const headers = new Headers(request.headers)
+    const headers = new Headers(request.toRequest().headers)
     headers.delete('authorization')
     return new Request(request.url, { method: request.method, headers })
   } catch {
@@ -92,7 +96,7 @@ function redact(request: Request): Request {
 
 /** Tells `onError`, whose own failures (thrown or rejected) must not change the answer. */
 function reporter(onError: NonNullable<PetstoreOptions['onError']>) {
-  return (error: unknown, request: Request) => {
+  return (error: unknown, request: ApiRequest) => {
     try {
       const result: unknown = onError(error, redact(request))
       // An async onError that rejects would otherwise be an unhandled rejection.
@@ -106,6 +110,9 @@ function reporter(onError: NonNullable<PetstoreOptions['onError']>) {
 const notAllowed = (allow: string) => () => {
   throw new PetstoreError(405, 'method_not_allowed', `Method not allowed; use ${allow}`, { headers: { allow } })
 }
+
+/** A request as the router holds it: itty-router's fields, ours, and the URL parsed once. */
+type Routed = IRequest & ApiRequest & { parsed: URL }
 
 /**
  * Creates the Petstore API as a fetch handler. It never throws: every
@@ -122,7 +129,16 @@ const notAllowed = (allow: string) => () => {
  * await res.json() // → []
  * ```
  */
-export function createPetstore(options: PetstoreOptions): FetchHandler {
+export function createPetstore(options: PetstoreOptions): PetstoreHandler {
+  return toFetchHandler(createEngine(options))
+}
+
+/**
+ * The API over the package's own request and answer shapes: what
+ * {@link createPetstore} wraps as a fetch handler, and what the Node adapter
+ * drives without building a `Request` or a `Response`.
+ */
+export function createEngine(options: PetstoreOptions): Engine {
   if (!options?.store) throw new TypeError('createPetstore: `store` is required (for example memoryStore())')
   const basePath = normalizeBasePath(options.basePath ?? '/v1')
   const maxBodyBytes = options.maxBodyBytes ?? 100 * 1024
@@ -131,9 +147,9 @@ export function createPetstore(options: PetstoreOptions): FetchHandler {
   const authenticate = createAuthenticator(options.keys)
   const keyFunction = typeof options.keys === 'function'
   const cors = options.cors ? createCors(options.cors) : undefined
-  const limits = (request: Request): Limits => ({ timeoutMs, signal: request.signal })
+  const limits = (request: ApiRequest): Limits => ({ timeoutMs, signal: request.signal })
   /** Each request talks to the store through its own limits: its timeout, its client's abort. */
-  const contextOf = (request: Request): OperationContext => ({
+  const contextOf = (request: ApiRequest): OperationContext => ({
     store: guardStore(options.store, limits(request)),
     basePath,
     maxBodyBytes,
@@ -143,40 +159,42 @@ export function createPetstore(options: PetstoreOptions): FetchHandler {
   const getPetPath = new RegExp(`^${basePath.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}/pets/[^/]+/*$`)
 
   // Runs before any route: the order of checks is base path, CORS preflight, authentication.
-  async function gate(request: IRequest) {
-    const { pathname } = new URL(request.url)
+  function gate(request: Routed): ApiAnswer | undefined | Promise<undefined> {
+    const { pathname } = request.parsed
     if (pathname !== basePath && !pathname.startsWith(`${basePath}/`)) {
       throw new PetstoreError(404, 'not_found', 'No such route')
     }
     if (cors && request.method === 'OPTIONS') return cors.preflight()
     if (trimSlashes(pathname) === documentPath) return undefined
     // A `keys` function may call out (a key service): it waits under the same limits as the store.
-    await (keyFunction ? waitFor(() => authenticate(request), limits(request)) : authenticate(request))
+    const checked = keyFunction ? waitFor(() => authenticate(request), limits(request)) : authenticate(request)
+    return checked ? checked.then(() => undefined) : undefined
   }
 
-  function finish(response: Response, request: Request): Response {
-    const { headers } = response
+  function finish(answer: ApiAnswer, request: Routed): ApiAnswer {
+    const { headers } = answer
     setDefaults(headers)
-    if ((request.method === 'GET' || request.method === 'HEAD') && getPetPath.test(new URL(request.url).pathname)) {
+    if ((request.method === 'GET' || request.method === 'HEAD') && getPetPath.test(request.parsed.pathname)) {
       setDeprecation(headers, basePath)
     }
     cors?.decorate(headers, request)
     // HEAD is answered like GET, without the body.
-    return request.method === 'HEAD' ? new Response(null, { status: response.status, headers }) : response
+    if (request.method === 'HEAD') answer.body = null
+    return answer
   }
 
-  const openapi = () => new Response(documentText, { headers: { 'content-type': 'application/json' } })
-  const list = (request: IRequest) => listPets(new URL(request.url), contextOf(request))
-  const get = (request: IRequest) => getPet(request.params.petId ?? '', contextOf(request))
+  const openapi = () => jsonAnswer(documentText)
+  const list = (request: Routed) => listPets(request.parsed, contextOf(request))
+  const get = (request: Routed) => getPet(request.params.petId ?? '', contextOf(request))
 
-  const router = Router({
+  const router = Router<Routed>({
     base: basePath,
     before: [gate],
     catch: (error: unknown, request: IRequest) => {
       // Judged by the answer: even a 4xx PetstoreError that cannot be sent as it is becomes a 500.
-      const response = errorResponse(error)
-      if (response.status >= 500) report(error, request)
-      return response
+      const answer = errorAnswer(error)
+      if (answer.status >= 500) report(error, request as Routed)
+      return answer
     },
   })
     .get('/openapi.json', openapi)
@@ -184,7 +202,7 @@ export function createPetstore(options: PetstoreOptions): FetchHandler {
     .all('/openapi.json', notAllowed('GET, HEAD'))
     .get('/pets', list)
     .head('/pets', list)
-    .post('/pets', (request: IRequest) => createPet(request, contextOf(request)))
+    .post('/pets', (request: Routed) => createPet(request, contextOf(request)))
     .all('/pets', notAllowed('GET, HEAD, POST'))
     .get('/pets/:petId', get)
     .head('/pets/:petId', get)
@@ -194,24 +212,32 @@ export function createPetstore(options: PetstoreOptions): FetchHandler {
     })
 
   return async (request) => {
-    let response: Response
+    const routed = request as Routed
     try {
-      response = await router.fetch(request)
+      routed.parsed = new URL(request.url)
+    } catch {
+      // Only a request read straight off a socket can carry a URL that does not parse.
+      const answer = errorAnswer(new PetstoreError(400, 'bad_request', 'The request URL is malformed'))
+      setDefaults(answer.headers)
+      return answer
+    }
+    let answer: ApiAnswer
+    try {
+      answer = (await router.fetch(routed)) as ApiAnswer
     } catch (error) {
       // The router answers every error itself; this is only a last resort.
       report(error, request)
-      response = errorResponse(error)
+      answer = errorAnswer(error)
     }
     try {
-      return finish(response, request)
+      return finish(answer, routed)
     } catch (error) {
       // A `cors.origin` function can throw: still answer, with the headers every answer carries.
       report(error, request)
-      const fallback = errorResponse(error)
+      const fallback = errorAnswer(error)
       setDefaults(fallback.headers)
-      return request.method === 'HEAD'
-        ? new Response(null, { status: fallback.status, headers: fallback.headers })
-        : fallback
+      if (request.method === 'HEAD') fallback.body = null
+      return fallback
     }
   }
 }

@@ -5,12 +5,13 @@
  * @module
  */
 import { PetstoreError } from './errors.js'
+import type { AbortLike } from './exchange.js'
 
 /** How long one request may wait, and the signal of its client going away. */
 export interface Limits {
   /** Milliseconds; `Infinity` waits forever. */
   timeoutMs: number
-  signal?: AbortSignal | undefined
+  signal?: AbortLike | undefined
 }
 
 /** The longest delay `setTimeout` takes: beyond it, timers fire at once. */

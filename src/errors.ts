@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { type ApiAnswer, toResponse } from './exchange.js'
 import type { ErrorBody } from './schemas.js'
 
 const BRAND = Symbol.for('petstore-server.PetstoreError')
@@ -86,24 +87,38 @@ function toPetstoreError(error: unknown): PetstoreError {
   return isAnswerable(error) ? error : internal(error)
 }
 
-function build(known: PetstoreError): Response {
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/
+const HEADER_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/
+
+function build(known: PetstoreError): ApiAnswer {
   const body: ErrorBody = { code: known.code, message: known.message, status: known.status }
   if (known.options?.details) body.details = known.options.details
-  return new Response(JSON.stringify(body), {
-    status: known.status,
-    headers: { 'content-type': 'application/json', ...known.options?.headers },
-  })
+  const headers: Record<string, string> = {}
+  // Checked one by one, as every runtime would on sending: a header that cannot be sent gives the plain 500.
+  for (const [name, value] of Object.entries(known.options?.headers ?? {})) {
+    if (typeof value !== 'string' || !HEADER_NAME.test(name) || !HEADER_VALUE.test(value)) {
+      throw new TypeError('unsendable header')
+    }
+    headers[name.toLowerCase()] = value
+  }
+  headers['content-type'] = 'application/json'
+  return { status: known.status, headers, body: JSON.stringify(body) }
 }
 
 /**
- * Turns anything thrown into an Error response. Unknown errors become a
+ * Turns anything thrown into an Error answer. Unknown errors become a
  * generic 500: no message, stack, SQL or key of theirs reaches the client.
  * It never throws: details or headers that cannot be sent also give the 500.
  */
-export function errorResponse(error: unknown): Response {
+export function errorAnswer(error: unknown): ApiAnswer {
   try {
     return build(toPetstoreError(error))
   } catch {
     return build(internal())
   }
+}
+
+/** {@link errorAnswer} as a web `Response`. */
+export function errorResponse(error: unknown): Response {
+  return toResponse(errorAnswer(error))
 }

@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { appendHeader } from './exchange.js'
 
 /** When getPet was deprecated (the 1.0.0 release): RFC 9745 wants `@<unix seconds>`. */
 export const DEPRECATED_AT = Date.UTC(2026, 10, 21) / 1000
@@ -11,14 +12,14 @@ export const DEPRECATED_AT = Date.UTC(2026, 10, 21) / 1000
 export const SUNSET = 'Thu, 05 Dec 2030 00:00:00 GMT'
 
 /** The headers of every answer of `GET /pets/{petId}`. */
-export function setDeprecation(headers: Headers, basePath: string): void {
-  headers.set('deprecation', `@${DEPRECATED_AT}`)
-  headers.set('sunset', SUNSET)
-  headers.append('link', `<${basePath}/pets>; rel="successor-version"`)
+export function setDeprecation(headers: Record<string, string>, basePath: string): void {
+  headers.deprecation = `@${DEPRECATED_AT}`
+  headers.sunset = SUNSET
+  appendHeader(headers, 'link', `<${basePath}/pets>; rel="successor-version"`)
 }
 
 /** Every response: pet data must not be cached or sniffed into another type. */
-export function setDefaults(headers: Headers): void {
-  headers.set('cache-control', 'no-store')
-  headers.set('x-content-type-options', 'nosniff')
+export function setDefaults(headers: Record<string, string>): void {
+  headers['cache-control'] = 'no-store'
+  headers['x-content-type-options'] = 'nosniff'
 }

@@ -1,0 +1,108 @@
+/**
+ * The request and answer the API works on, whatever carries them. A web
+ * `Request` is one (`fromRequest`); the Node adapter makes one straight from
+ * Node's own request, so that the hot path builds neither a `Request` nor a
+ * `Response` (together most of the cost of a small answer on Node).
+ *
+ * @module
+ */
+
+/** The signal of a client going away: an `AbortSignal`, or anything as small that behaves like one. */
+export interface AbortLike {
+  readonly aborted: boolean
+  addEventListener(type: 'abort', listener: (event: unknown) => void, options?: { once?: boolean }): void
+  removeEventListener(type: 'abort', listener: (event: unknown) => void): void
+}
+
+/** What the API reads of a request. */
+export interface ApiRequest {
+  readonly method: string
+  /** The absolute URL. */
+  readonly url: string
+  /** A header by its lower-case name; `null` when absent. */
+  header(name: string): string | null
+  /**
+   * The body's chunks, or `null` when the request has none. Leaving the loop
+   * early stops reading without destroying the connection, so an answer (a
+   * 413) can still be written.
+   */
+  body(): AsyncIterable<Uint8Array> | null
+  /** Aborts when the client goes away. */
+  readonly signal: AbortLike | undefined
+  /** The request as a web `Request`, for a `keys` function and `onError`; made on first use. */
+  toRequest(): Request
+}
+
+/** What the API answers: a status, lower-case headers and a JSON text (or no body). */
+export interface ApiAnswer {
+  status: number
+  headers: Record<string, string>
+  body: string | null
+}
+
+/** The API over {@link ApiRequest}s. It never rejects: every failure is an answer. */
+export type Engine = (request: ApiRequest) => Promise<ApiAnswer>
+
+/** Where a fetch handler made by this package keeps its engine, for adapters that can use it directly. */
+export const ENGINE = Symbol.for('petstore-server.engine')
+
+/** The engine behind `handler`, when `handler` is this package's own. */
+export function engineOf(handler: unknown): Engine | undefined {
+  const engine = (handler as { [ENGINE]?: unknown } | null)?.[ENGINE]
+  return typeof engine === 'function' ? (engine as Engine) : undefined
+}
+
+/**
+ * Adds `value` to a header that may be set already, as `Headers.append`
+ * would (`link` and `vary` can carry several values).
+ */
+export function appendHeader(headers: Record<string, string>, name: string, value: string): void {
+  const present = headers[name]
+  headers[name] = present === undefined ? value : `${present}, ${value}`
+}
+
+/** A JSON answer. */
+export const jsonAnswer = (body: string, status = 200, headers: Record<string, string> = {}): ApiAnswer => {
+  headers['content-type'] = 'application/json'
+  return { status, headers, body }
+}
+
+/** The chunks of a web stream; leaving early releases the stream rather than cancelling it. */
+async function* chunksOf(stream: ReadableStream<Uint8Array>): AsyncGenerator<Uint8Array> {
+  const reader = stream.getReader()
+  try {
+    for (;;) {
+      const { done, value } = await reader.read()
+      if (done) return
+      yield value
+    }
+  } finally {
+    reader.releaseLock()
+  }
+}
+
+/** A web `Request` as the API reads it. */
+export function fromRequest(request: Request): ApiRequest {
+  return {
+    method: request.method,
+    url: request.url,
+    header: (name) => request.headers.get(name),
+    body: () => (request.body === null ? null : chunksOf(request.body)),
+    signal: request.signal,
+    toRequest: () => request,
+  }
+}
+
+/** An answer as a web `Response`. */
+export function toResponse({ status, headers, body }: ApiAnswer): Response {
+  return new Response(body, { status, headers })
+}
+
+/**
+ * A fetch handler over `engine`, carrying it under {@link ENGINE} so that an
+ * adapter of this package can skip the `Request`/`Response` round trip.
+ */
+export function toFetchHandler(engine: Engine): ((request: Request) => Promise<Response>) & { [ENGINE]: Engine } {
+  const handler = async (request: Request) => toResponse(await engine(fromRequest(request)))
+  return Object.assign(handler, { [ENGINE]: engine })
+}
