@@ -10,16 +10,28 @@ import { AUTH, assertError, call, KEY, nextLink } from './helpers/client.js'
 /** Makes a fresh, empty store; called once per group of tests that need isolation. */
 export type StoreFactory = () => PetStore | Promise<PetStore>
 
-export function runApiSuite(name: string, makeStore: StoreFactory): void {
+/**
+ * How the tests reach a handler: directly (the default), or through a real
+ * server, as a fetch handler that sends each request there. `close` ends it.
+ */
+export type Transport = (handler: FetchHandler) => Promise<{ handler: FetchHandler; close(): Promise<void> }>
+
+export function runApiSuite(name: string, makeStore: StoreFactory, transport?: Transport): void {
   describe(`HTTP API on ${name}`, () => {
     const stores: PetStore[] = []
+    const servers: Array<() => Promise<void>> = []
     /** A handler over a new empty store. */
     async function fresh(options: Partial<PetstoreOptions> = {}): Promise<FetchHandler> {
       const store = await makeStore()
       stores.push(store)
-      return createPetstore({ store, keys: [KEY], onError: () => {}, ...options })
+      const handler = createPetstore({ store, keys: [KEY], onError: () => {}, ...options })
+      if (!transport) return handler
+      const served = await transport(handler)
+      servers.push(() => served.close())
+      return served.handler
     }
     after(async () => {
+      for (const close of servers) await close()
       for (const store of stores) await store.close?.()
     })
 
@@ -269,7 +281,11 @@ export function runApiSuite(name: string, makeStore: StoreFactory): void {
     })
 
     describe('body size limit', () => {
-      it('answers 413 past maxBodyBytes, whether declared or streamed, without reading it all', async () => {
+      it('answers 413 past maxBodyBytes, whether declared or streamed, without reading it all', {
+        // Over a socket, buffers take megabytes of the endless body before the server can stop the client;
+        // the binary's test of a 1 GB upload (hostile-clients.test.ts) covers the limit there.
+        skip: transport ? 'counts what the handler pulls of a stream; over HTTP the socket buffers pull too' : false,
+      }, async () => {
         const handler = await fresh({ maxBodyBytes: 1024 })
         const declared = await call(handler, '/v1/pets', {
           method: 'POST',
