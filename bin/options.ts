@@ -5,6 +5,7 @@
  * @module
  */
 import { readFileSync } from 'node:fs'
+import { availableParallelism } from 'node:os'
 import { parseArgs } from 'node:util'
 import { keyProblem } from '../src/auth.js'
 
@@ -18,9 +19,14 @@ export interface CliOptions {
   keys: string[]
   basePath: string
   cors: string[]
+  /** Processes serving the port; 1 is a plain single process, more run under node:cluster (bin/workers.ts). */
+  workers: number
   help: boolean
   version: boolean
 }
+
+/** The most `--workers` accepts as a number: beyond it, a typo more likely than a plan. */
+const MAX_WORKERS = 256
 
 export const USAGE = `Usage: petstore-server [options]
 
@@ -34,6 +40,7 @@ Options:
   --keys-file PATH  accepted keys, one per line; # comments   (env PETSTORE_KEYS_FILE)
   --base-path PATH  path prefix of the API                    (default /v1)
   --cors ORIGIN     allow browsers from ORIGIN ('*' for any); repeatable
+  --workers N       processes sharing the port; auto: 1 per CPU (env PETSTORE_WORKERS, default 1)
   -h, --help        print this help
   -v, --version     print the version
 
@@ -48,7 +55,11 @@ configuration holds it in clear:
   echo "sha256:$(printf %s "$KEY" | sha256sum | cut -d' ' -f1)"
 --keys-file keeps keys out of the process listing, where --key is visible.
 Without any key, a random one is generated and printed once on stderr.
-GET /healthz answers 200 while the store is reachable, 503 when it is not.`
+GET /healthz answers 200 while the store is reachable, 503 when it is not.
+
+--workers N runs N processes under node:cluster, sharing one port and one
+database; auto means one per CPU (os.availableParallelism()). --db memory and
+sqlite::memory: are refused then: their pets cannot be shared between processes.`
 
 /**
  * The keys of a keys file: one key or `sha256:` digest per line; blank lines
@@ -73,6 +84,15 @@ export function readKeysFile(path: string, from: string): string[] {
   }
   if (keys.length === 0) throw new UsageError(`${from} ${path} holds no key`)
   return keys
+}
+
+/** `N` (1 to {@link MAX_WORKERS}) or `auto`: one worker per CPU this process may use. */
+function parseWorkers(text: string, from: string): number {
+  if (text === 'auto') return availableParallelism()
+  const workers = /^[0-9]{1,3}$/.test(text) ? Number(text) : Number.NaN
+  if (!(workers >= 1 && workers <= MAX_WORKERS))
+    throw new UsageError(`${from} must be a number of processes from 1 to ${MAX_WORKERS}, or auto, got "${text}"`)
+  return workers
 }
 
 function parsePort(text: string, from: string): number {
@@ -113,12 +133,26 @@ export function parseCli(argv: readonly string[], env: Record<string, string | u
     keys: keys.map((key) => key.trim()).filter((key) => key !== ''),
     basePath: basePath.replace(/\/+$/, ''),
     cors: values.cors ?? [],
+    workers:
+      values.workers !== undefined
+        ? parseWorkers(values.workers, '--workers')
+        : env.PETSTORE_WORKERS
+          ? parseWorkers(env.PETSTORE_WORKERS, 'PETSTORE_WORKERS')
+          : 1,
     help: values.help ?? false,
     version: values.version ?? false,
   }
   for (const key of options.keys) {
     const problem = keyProblem(key)
     if (problem) throw new UsageError(problem)
+  }
+  // Checked on what was asked, not on what `auto` gave: the same command must not work on one CPU and fail on two.
+  const auto = (values.workers ?? env.PETSTORE_WORKERS) === 'auto'
+  if ((options.workers > 1 || auto) && (options.db === 'memory' || options.db === 'sqlite::memory:')) {
+    throw new UsageError(
+      `--db ${options.db} cannot be shared by several workers (each would hold pets of its own): ` +
+        'use --workers 1, or sqlite:PATH or a server database',
+    )
   }
   return options
 }
@@ -136,6 +170,7 @@ function parse(argv: readonly string[]) {
       'keys-file': { type: 'string' },
       'base-path': { type: 'string' },
       cors: { type: 'string', multiple: true },
+      workers: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
       version: { type: 'boolean', short: 'v' },
     },

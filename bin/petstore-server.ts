@@ -13,6 +13,7 @@ import { setDefaults } from '../src/headers.js'
 import { createPetstore, type FetchHandler, type PetStore, PetstoreError } from '../src/index.js'
 import { openStore } from './open-store.js'
 import { parseCli, USAGE, UsageError } from './options.js'
+import { inWorker, keyFromPrimary, runPrimary, workerReady } from './workers.js'
 
 /** `GET /healthz`, outside the API and its keys: is the store answering? */
 function withHealth(handler: FetchHandler, store: PetStore): FetchHandler {
@@ -77,8 +78,14 @@ async function main(): Promise<void> {
 
   let keys = options.keys
   if (keys.length === 0) {
-    keys = [randomBytes(24).toString('base64url')]
-    process.stderr.write(`petstore-server: no API key configured; this run accepts: ${keys[0]}\n`)
+    const shared = keyFromPrimary()
+    keys = [shared ?? randomBytes(24).toString('base64url')]
+    if (!shared) process.stderr.write(`petstore-server: no API key configured; this run accepts: ${keys[0]}\n`)
+  }
+  if (options.workers > 1 && !inWorker) {
+    // Everything is checked: the workers serve, this process watches them (bin/workers.ts).
+    await store.close?.()
+    return runPrimary(options.workers, options.keys.length === 0 ? keys[0] : undefined)
   }
   const handler = createPetstore({
     store,
@@ -101,11 +108,15 @@ async function main(): Promise<void> {
     fail(`cannot listen on ${options.host}:${options.port}: ${oneLine(error)}`)
   }
   const host = server.hostname.includes(':') ? `[${server.hostname}]` : server.hostname
-  process.stdout.write(`petstore-server listening on http://${host}:${server.port}${options.basePath}\n`)
+  const ready = `petstore-server listening on http://${host}:${server.port}${options.basePath}`
+  if (inWorker) workerReady(ready, server.server)
+  else process.stdout.write(`${ready}\n`)
 
   let stopping = false
   const stop = async (signal: string) => {
     if (stopping) {
+      // A worker gets Ctrl-C's SIGINT and the primary's forwarded one: the primary decides what "now" is.
+      if (inWorker) return
       // A second signal means "now": do not wait for slow clients.
       process.stderr.write(`petstore-server: ${signal} again, exiting now\n`)
       process.exit(1)

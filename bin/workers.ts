@@ -1,0 +1,182 @@
+/**
+ * `petstore-server --workers N`: N processes serving one port under
+ * node:cluster, sharing one database.
+ *
+ * The primary has already checked the flags, the keys and the database when
+ * {@link runPrimary} starts; it serves nothing itself. It forks N copies of
+ * the binary (same arguments), each of which runs the plain single-process
+ * server, except that it reports "ready" to the primary instead of printing
+ * the ready line. The primary prints that line once, when all N are ready,
+ * restarts workers that die, forwards SIGTERM / SIGINT, and exits 0 once all
+ * workers have stopped.
+ *
+ * @module
+ */
+import cluster, { type Worker } from 'node:cluster'
+import type { Server } from 'node:http'
+
+/** Marks a process forked by {@link runPrimary}, so that only those behave as workers. */
+const WORKER_ENV = 'PETSTORE_CLUSTER_WORKER'
+/** The key the primary generated when none was configured: every worker must accept the one key printed. */
+const KEY_ENV = 'PETSTORE_CLUSTER_KEY'
+
+/** Is this process a worker of {@link runPrimary}? */
+export const inWorker = cluster.isWorker && process.env[WORKER_ENV] === '1'
+
+/** The primary's workers exit 0 within 15 s of a signal (their own bound); this is the primary's. */
+const STOP_TIMEOUT_MS = 20_000
+/** Workers in a row that die before they listen, after which the primary stops trying. */
+const MAX_START_FAILURES = 5
+/** The first restart waits this long; each quick death after it doubles the wait, up to {@link MAX_BACKOFF_MS}. */
+const FIRST_BACKOFF_MS = 250
+const MAX_BACKOFF_MS = 4_000
+/** A worker that served this long before it died was not crash-looping: the backoff starts over. */
+const STABLE_MS = 10_000
+
+interface ReadyMessage {
+  petstore: 'ready'
+  line: string
+}
+
+const isReady = (message: unknown): message is ReadyMessage =>
+  typeof message === 'object' && message !== null && (message as ReadyMessage).petstore === 'ready'
+
+const log = (message: string) => process.stderr.write(`petstore-server: ${message}\n`)
+
+/**
+ * In a worker: the key the primary generated, if it generated one (and then
+ * it has printed it; the worker must not print another).
+ */
+export function keyFromPrimary(): string | undefined {
+  return inWorker ? process.env[KEY_ENV] || undefined : undefined
+}
+
+/**
+ * In a worker, once `server` listens: tells the primary, which prints
+ * `readyLine` once all workers are ready. At exit the worker says on stderr
+ * how many requests it answered, so that an operator (and the tests) can see
+ * how the load was spread without anything added to the API.
+ */
+export function workerReady(readyLine: string, server: Server): void {
+  let answered = 0
+  server.on('request', () => {
+    answered++
+  })
+  process.once('exit', () => {
+    log(`worker ${cluster.worker?.id} (pid ${process.pid}) answered ${answered} requests`)
+  })
+  process.send?.({ petstore: 'ready', line: readyLine } satisfies ReadyMessage)
+}
+
+/** What the primary knows of one worker. */
+interface WorkerState {
+  startedAt: number
+  ready: boolean
+}
+
+/**
+ * Runs the primary of `--workers`: forks `count` workers of this binary,
+ * prints their ready line once, restarts the ones that die (with a growing
+ * backoff; gives up after {@link MAX_START_FAILURES} in a row die before they
+ * listen), and on SIGTERM / SIGINT stops them gracefully and exits 0.
+ *
+ * `generatedKey` is the key the primary generated and printed, when none was
+ * configured; the workers receive it through their environment.
+ */
+export function runPrimary(count: number, generatedKey: string | undefined): void {
+  const env: Record<string, string> = { [WORKER_ENV]: '1' }
+  if (generatedKey !== undefined) env[KEY_ENV] = generatedKey
+  const workers = new Map<Worker, WorkerState>()
+  const restarts = new Set<NodeJS.Timeout>()
+  let phase: 'starting' | 'running' | 'stopping' = 'starting'
+  let startFailures = 0
+  let quickDeaths = 0
+  let exitCode = 0
+  /** The signal the primary forwarded: a worker still starting dies of it, which is no failure. */
+  let forwarded: NodeJS.Signals | undefined
+
+  const fork = () => {
+    const worker = cluster.fork(env)
+    const state: WorkerState = { startedAt: Date.now(), ready: false }
+    workers.set(worker, state)
+    // Without a listener, a failed fork or IPC error would end the primary.
+    worker.on('error', (error) => log(`worker ${worker.id}: ${error.message}`))
+    worker.on('message', (message: unknown) => {
+      if (!isReady(message) || phase === 'stopping') return
+      state.ready = true
+      startFailures = 0
+      log(`worker ${worker.id} (pid ${worker.process.pid}) ready`)
+      if (phase === 'starting' && workers.size === count && [...workers.values()].every((other) => other.ready)) {
+        phase = 'running'
+        process.stdout.write(`${message.line}\n`)
+      }
+    })
+    worker.on('exit', (code, signal) => exited(worker, state, code, signal))
+  }
+
+  const exitIfDone = () => {
+    if (workers.size === 0) process.exit(exitCode)
+  }
+
+  /** Stops every worker gracefully, then exits with `code` (a second signal or the timeout: at once, 1). */
+  const stopAll = (signal: NodeJS.Signals, code: number) => {
+    phase = 'stopping'
+    exitCode = code
+    forwarded = signal
+    for (const timer of restarts) clearTimeout(timer)
+    restarts.clear()
+    for (const worker of workers.keys()) worker.process.kill(signal)
+    setTimeout(() => {
+      log(`workers not stopped within ${STOP_TIMEOUT_MS / 1000} s, killing them`)
+      killAll()
+    }, STOP_TIMEOUT_MS).unref()
+    exitIfDone()
+  }
+
+  const killAll = (): never => {
+    for (const worker of workers.keys()) worker.process.kill('SIGKILL')
+    process.exit(1)
+  }
+
+  const giveUp = (reason: string) => {
+    log(`${reason}; giving up`)
+    stopAll('SIGTERM', 1)
+  }
+
+  const exited = (worker: Worker, state: WorkerState, code: number | null, signal: string | null) => {
+    workers.delete(worker)
+    const how = signal ? `signal ${signal}` : `exit code ${code}`
+    if (phase === 'stopping') {
+      if (code !== 0 && signal !== forwarded) exitCode = 1
+      return exitIfDone()
+    }
+    // Before the first ready line the primary has just checked flags, keys and database, so a
+    // worker that cannot start (port taken, …) would fail again: stop now, with its own message above.
+    if (phase === 'starting' && !state.ready) return giveUp(`worker ${worker.id} exited before it was ready (${how})`)
+    if (!state.ready && ++startFailures >= MAX_START_FAILURES) {
+      return giveUp(`${startFailures} workers in a row exited before they were ready (last: ${how})`)
+    }
+    const lived = Date.now() - state.startedAt
+    quickDeaths = state.ready && lived >= STABLE_MS ? 0 : quickDeaths + 1
+    const delay = Math.min(FIRST_BACKOFF_MS * 2 ** Math.max(0, quickDeaths - 1), MAX_BACKOFF_MS)
+    log(`worker ${worker.id} (pid ${worker.process.pid}) died (${how}); starting another in ${delay} ms`)
+    const timer = setTimeout(() => {
+      restarts.delete(timer)
+      fork()
+    }, delay)
+    restarts.add(timer)
+  }
+
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (phase === 'stopping') {
+      log(`${signal} again, killing the workers`)
+      killAll()
+    }
+    log(`${signal}, stopping ${workers.size} workers`)
+    stopAll(signal, 0)
+  }
+  process.on('SIGTERM', onSignal)
+  process.on('SIGINT', onSignal)
+
+  for (let i = 0; i < count; i++) fork()
+}
