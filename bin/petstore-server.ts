@@ -8,36 +8,40 @@
 import { randomBytes } from 'node:crypto'
 import { serve } from '../adapters/node.js'
 import packageJson from '../package.json' with { type: 'json' }
-import { errorResponse } from '../src/errors.js'
+import { createEngine } from '../src/create-petstore.js'
+import { errorAnswer } from '../src/errors.js'
+import { type ApiAnswer, type ApiRequest, type Engine, jsonAnswer, toFetchHandler } from '../src/exchange.js'
 import { setDefaults } from '../src/headers.js'
-import { createPetstore, type FetchHandler, type PetStore, PetstoreError } from '../src/index.js'
+import { type PetStore, PetstoreError } from '../src/index.js'
 import { openStore } from './open-store.js'
 import { parseCli, USAGE, UsageError } from './options.js'
 import { inWorker, keyFromPrimary, runPrimary, workerReady } from './workers.js'
 
 /** `GET /healthz`, outside the API and its keys: is the store answering? */
-function withHealth(handler: FetchHandler, store: PetStore): FetchHandler {
+function withHealth(engine: Engine, store: PetStore): Engine {
   return async (request) => {
-    if (new URL(request.url).pathname !== '/healthz') return handler(request)
-    const response = await health(request, store)
+    // A cheap look at the URL first: the API's own requests should not pay for a second parse.
+    if (!request.url.includes('/healthz') || new URL(request.url).pathname !== '/healthz') return engine(request)
+    const answer = await health(request, store)
     // Like every answer of the API's own.
-    setDefaults(response.headers)
-    return response
+    setDefaults(answer.headers)
+    return answer
   }
 }
 
 /** The health answer itself: 200 while the store answers, 503 when it does not, 405 for other methods. */
-async function health(request: Request, store: PetStore): Promise<Response> {
+async function health(request: ApiRequest, store: PetStore): Promise<ApiAnswer> {
   if (request.method !== 'GET' && request.method !== 'HEAD') {
-    return errorResponse(new PetstoreError(405, 'method_not_allowed', 'Use GET', { headers: { allow: 'GET, HEAD' } }))
+    return errorAnswer(new PetstoreError(405, 'method_not_allowed', 'Use GET', { headers: { allow: 'GET, HEAD' } }))
   }
   try {
     await (store.ping?.() ?? store.list({ limit: 1 }))
   } catch (error) {
-    return errorResponse(PetstoreError.unavailable(error))
+    return errorAnswer(PetstoreError.unavailable(error))
   }
-  const body = request.method === 'HEAD' ? null : '{"status":"ok"}'
-  return new Response(body, { headers: { 'content-type': 'application/json' } })
+  const answer = jsonAnswer('{"status":"ok"}')
+  if (request.method === 'HEAD') answer.body = null
+  return answer
 }
 
 function fail(message: string): never {
@@ -87,7 +91,7 @@ async function main(): Promise<void> {
     await store.close?.()
     return runPrimary(options.workers, options.keys.length === 0 ? keys[0] : undefined)
   }
-  const handler = createPetstore({
+  const engine = createEngine({
     store,
     keys,
     basePath: options.basePath,
@@ -98,7 +102,7 @@ async function main(): Promise<void> {
   try {
     // serve()'s other defaults (header and request timeouts, connection cap) are meant for this binary.
     server = await serve({
-      handler: withHealth(handler, store),
+      handler: toFetchHandler(withHealth(engine, store)),
       port: options.port,
       hostname: options.host,
       shutdownTimeoutMs: SHUTDOWN_TIMEOUT_MS,

@@ -19,7 +19,15 @@ const READY_TIMEOUT_MS = 15_000
 const EXIT_TIMEOUT_MS = 15_000
 
 /** Variables that would change what the binary does: passed to a child only when a test gives them. */
-const SCRUBBED = ['PORT', 'HOST', 'DATABASE_URL', 'PETSTORE_API_KEYS', 'PETSTORE_KEYS_FILE', 'NODE_TEST_CONTEXT']
+const SCRUBBED = [
+  'PORT',
+  'HOST',
+  'DATABASE_URL',
+  'PETSTORE_API_KEYS',
+  'PETSTORE_KEYS_FILE',
+  'PETSTORE_WORKERS',
+  'NODE_TEST_CONTEXT',
+]
 
 const children = new Set<ChildProcess>()
 
