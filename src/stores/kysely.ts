@@ -6,8 +6,8 @@
  */
 import { type Kysely, Migrator, sql } from 'kysely'
 import { PetstoreError } from '../errors.js'
-import type { Pet, PetStatus } from '../schemas.js'
-import type { ListQuery, PetStore } from '../store.js'
+import { BUILT_IN, type BuiltInStore, type JsonPage, LIST_JSON, type ListQuery, type PetStore } from '../store.js'
+import { HOT_PATH, type HotPath, type OpenHotPath, type PetRow, toPet } from './hot-path.js'
 import { migrations, sqlFamily } from './migrations.js'
 
 /** Options of {@link kyselyStore}. */
@@ -26,13 +26,6 @@ export interface KyselyStoreOptions {
   schema?: string
   /** Destroy the kysely instance on `close()`. Leave it off for a database your application owns. @default false */
   destroyOnClose?: boolean
-}
-
-interface PetRow {
-  id: number | string | bigint
-  name: string
-  category_id: number | string | bigint
-  status: string | null
 }
 
 // Errors that mean "the database is not there right now", not "this request is wrong".
@@ -141,11 +134,14 @@ function errorCode(error: unknown): string | undefined {
   return typeof code === 'string' ? code : undefined
 }
 
-/** Rows hold int8 as numbers, strings (pg) or bigints; the API speaks numbers. */
-function toPet(row: PetRow): Pet {
-  const pet: Pet = { id: Number(row.id), name: row.name, categoryId: Number(row.category_id) }
-  if (row.status !== null) pet.status = row.status as PetStatus
-  return pet
+/** The options the package's own SQL stores pass: a hot path beside the public ones. */
+interface InternalKyselyStoreOptions extends KyselyStoreOptions {
+  [HOT_PATH]?: OpenHotPath
+}
+
+/** Rejects with `error`, as a 503 when it says the database cannot be reached. */
+function unavailable(error: unknown): Promise<never> {
+  return Promise.reject(isUnavailable(error) ? PetstoreError.unavailable(error) : error)
 }
 
 /**
@@ -162,6 +158,7 @@ function toPet(row: PetRow): Pet {
  * ```
  */
 export function kyselyStore(db: Kysely<any>, options: KyselyStoreOptions = {}): PetStore {
+  const openHotPath = (options as InternalKyselyStoreOptions)[HOT_PATH]
   const table = options.table ?? 'petstore_pets'
   // Migrations recorded for one pets table must not pass for another: each gets its own record.
   const migrationTable =
@@ -171,6 +168,12 @@ export function kyselyStore(db: Kysely<any>, options: KyselyStoreOptions = {}): 
   let scoped = schemaName ? db.withSchema(schemaName) : db
   let ready: Promise<void> | undefined
   let closing: Promise<void> | undefined
+  /**
+   * The statements of the hot path, once the schema exists: the SQLite and PostgreSQL stores
+   * serve get, list and create on statements they prepared once (see there why), and kysely
+   * keeps the schema, the migrations, ping, and every other dialect.
+   */
+  let hot: HotPath | undefined
 
   async function migrate(): Promise<void> {
     let schema = options.schema
@@ -192,10 +195,13 @@ export function kyselyStore(db: Kysely<any>, options: KyselyStoreOptions = {}): 
     // Processes starting together on one database can collide (see RACE); the loser retries.
     for (let attempt = 1; ; attempt++) {
       const { error } = await migrator.migrateToLatest()
-      if (!error) return
+      if (!error) break
       if (attempt >= 8 || !isMigrationRace(error)) throw error
       await new Promise((resolve) => setTimeout(resolve, 20 * attempt + Math.random() * 20))
     }
+    // Prepared only now: the statements name a table that exists from here on.
+    const opened = await openHotPath?.({ table, schema })
+    if (closing === undefined) hot = opened
   }
 
   /** Runs `work` once the schema exists, mapping an unreachable database to 503. */
@@ -210,6 +216,21 @@ export function kyselyStore(db: Kysely<any>, options: KyselyStoreOptions = {}): 
       return await work()
     } catch (error) {
       throw isUnavailable(error) ? PetstoreError.unavailable(error) : error
+    }
+  }
+
+  /**
+   * Runs `work` on the hot path when the store has one: at once when the schema is known to
+   * exist (no await in between, SQLite answers synchronously), else after the migration.
+   */
+  function fast<T>(work: (hot: HotPath) => T | Promise<T>, slow: () => Promise<T>): Promise<T> {
+    const statements = hot
+    if (statements === undefined) return run(() => (hot ? Promise.resolve(work(hot)) : slow()))
+    try {
+      const result = work(statements)
+      return result instanceof Promise ? result.catch(unavailable) : Promise.resolve(result)
+    } catch (error) {
+      return unavailable(error)
     }
   }
 
@@ -253,32 +274,54 @@ export function kyselyStore(db: Kysely<any>, options: KyselyStoreOptions = {}): 
     return (await scoped.insertInto(table).values(values).returning(columns).executeTakeFirstOrThrow()) as PetRow
   }
 
-  return {
+  const store: BuiltInStore = {
+    [BUILT_IN]: true,
     create: (pet) =>
-      run(async () => {
-        const values: Omit<PetRow, 'id'> = { name: pet.name, category_id: pet.categoryId, status: pet.status ?? null }
-        return toPet(await insertInIdOrder(values))
-      }),
+      fast(
+        (statements) => statements.create(pet),
+        async () => {
+          const values: Omit<PetRow, 'id'> = { name: pet.name, category_id: pet.categoryId, status: pet.status ?? null }
+          return toPet(await insertInIdOrder(values))
+        },
+      ),
     get: (id) =>
-      run(async () => {
-        const row = await scoped.selectFrom(table).select(columns).where('id', '=', id).executeTakeFirst()
-        return row && toPet(row as PetRow)
-      }),
-    list: ({ status, limit, after }: ListQuery) =>
-      run(async () => {
-        let query = scoped.selectFrom(table).select(columns)
-        if (status !== undefined) query = query.where('status', '=', status)
-        if (after !== undefined) query = query.where('id', '>', after)
-        const rows = await query.orderBy('id').limit(limit).execute()
-        return (rows as PetRow[]).map(toPet)
-      }),
+      fast(
+        (statements) => statements.get(id),
+        async () => {
+          const row = await scoped.selectFrom(table).select(columns).where('id', '=', id).executeTakeFirst()
+          return row && toPet(row as PetRow)
+        },
+      ),
+    list: (query: ListQuery) =>
+      fast(
+        (statements) => statements.list(query),
+        async () => {
+          const { status, limit, after } = query
+          let select = scoped.selectFrom(table).select(columns)
+          if (status !== undefined) select = select.where('status', '=', status)
+          if (after !== undefined) select = select.where('id', '>', after)
+          const rows = await select.orderBy('id').limit(limit).execute()
+          return (rows as PetRow[]).map(toPet)
+        },
+      ),
     ping: () =>
       run(async () => {
         await scoped.selectFrom(table).select('id').limit(1).execute()
       }),
     close() {
+      // Later calls go to kysely, which refuses them once destroyed, as before there was a hot path.
+      hot = undefined
       closing ??= options.destroyOnClose ? db.destroy() : Promise.resolve()
       return closing
     },
   }
+  if (openHotPath) {
+    // Only stores with a hot path write pages as JSON; `fast` never takes `slow` for them once migrated.
+    store[LIST_JSON] = (query: ListQuery): Promise<JsonPage> =>
+      fast(
+        (statements) => statements.listJson(query),
+        () => Promise.reject(new Error('kyselyStore: the hot path is closed')),
+      )
+  }
+  return store
 }

@@ -5,7 +5,7 @@
  * @module
  */
 import type { NewPet, Pet, PetStatus } from '../schemas.js'
-import type { ListQuery, PetStore } from '../store.js'
+import { BUILT_IN, type BuiltInStore, type ListQuery, type PetStore } from '../store.js'
 
 /** Options of {@link memoryStore}. */
 export interface MemoryStoreOptions {
@@ -28,17 +28,21 @@ function firstAfter(sorted: readonly Pet[], after: number): number {
   return low
 }
 
-/** A frozen copy holding only the Pet fields, so callers can neither add nor change what is stored. */
-function freeze(id: number, pet: NewPet): Pet {
-  const stored: Pet = { id, name: pet.name, categoryId: pet.categoryId }
-  if (pet.status !== undefined) stored.status = pet.status
-  return Object.freeze(stored)
+/**
+ * A frozen copy holding only the Pet fields, so callers can neither add nor change what is stored.
+ * Each shape is one literal, so V8 sizes the object for its fields: adding `status` afterwards
+ * would give every such pet a separate property array (a quarter more memory at 1,000,000 pets).
+ */
+function freeze(id: number, { name, categoryId, status }: NewPet): Pet {
+  return Object.freeze(status === undefined ? { id, name, categoryId } : { id, name, categoryId, status })
 }
 
 /**
  * A store in memory. Ids only grow, so every list below is sorted by
  * appending: a page is a binary search plus a slice, O(log n + limit),
- * filtered by status or not.
+ * filtered by status or not, and so is `get` (no Map beside the list: at
+ * 1,000,000 pets a Map costs about 40 MB). Ids given by the store are
+ * 1, 2, 3…, so `get` usually finds its pet at `id - 1` without searching.
  *
  * @example
  * ```ts
@@ -47,13 +51,11 @@ function freeze(id: number, pet: NewPet): Pet {
  * ```
  */
 export function memoryStore(options: MemoryStoreOptions = {}): PetStore {
-  const byId = new Map<number, Pet>()
   const all: Pet[] = []
   const byStatus: Record<PetStatus, Pet[]> = { available: [], pending: [], sold: [] }
   let lastId = 0
 
   const add = (pet: Pet) => {
-    byId.set(pet.id, pet)
     all.push(pet)
     if (pet.status !== undefined) byStatus[pet.status].push(pet)
     lastId = pet.id
@@ -62,21 +64,27 @@ export function memoryStore(options: MemoryStoreOptions = {}): PetStore {
   const seeded = options.pets ?? []
   const withIds = seeded.filter((pet): pet is Pet => 'id' in pet && pet.id !== undefined)
   for (const pet of [...withIds].sort((a, b) => a.id - b.id)) {
-    if (!Number.isSafeInteger(pet.id) || pet.id < 1 || byId.has(pet.id)) {
+    // Sorted, so a duplicate is the id just added.
+    if (!Number.isSafeInteger(pet.id) || pet.id < 1 || pet.id === lastId) {
       throw new TypeError(`memoryStore: seeded pet ids must be unique positive integers, got ${pet.id}`)
     }
     add(freeze(pet.id, pet))
   }
-  for (const pet of seeded) if (!withIds.includes(pet as Pet)) add(freeze(lastId + 1, pet))
+  const given = new Set<NewPet | Pet>(withIds)
+  for (const pet of seeded) if (!given.has(pet)) add(freeze(lastId + 1, pet))
 
-  return {
+  const store: BuiltInStore = {
+    [BUILT_IN]: true,
     async create(pet) {
       const stored = freeze(lastId + 1, pet)
       add(stored)
       return stored
     },
     async get(id) {
-      return byId.get(id)
+      const guess = all[id - 1]
+      if (guess?.id === id) return guess
+      const found = all[firstAfter(all, id - 1)]
+      return found?.id === id ? found : undefined
     },
     async list({ status, limit, after }: ListQuery) {
       const source = status === undefined ? all : byStatus[status]
@@ -86,4 +94,5 @@ export function memoryStore(options: MemoryStoreOptions = {}): PetStore {
     async ping() {},
     async close() {},
   }
+  return store
 }

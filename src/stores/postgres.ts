@@ -7,7 +7,9 @@ import { Kysely, PostgresDialect, type PostgresPool } from 'kysely'
 import type { Pool, PoolClient, PoolConfig } from 'pg'
 import { PetstoreError } from '../errors.js'
 import type { PetStore } from '../store.js'
+import { HOT_PATH, type HotPathTarget } from './hot-path.js'
 import { type KyselyStoreOptions, kyselyStore } from './kysely.js'
+import { postgresHotPath } from './postgres-hot-path.js'
 
 /**
  * Where the store connects: a URL, for a pool the store creates (with any
@@ -101,11 +103,26 @@ async function createPool(config: PoolConfig): Promise<Pool> {
  * ```
  */
 export function postgresStore(connection: PostgresConnection, options: PostgresStoreOptions = {}): PetStore {
+  /** The pool, once there is one: kysely lends its connections, the hot path queries it directly. */
+  let pool: Pool | undefined = 'pool' in connection ? connection.pool : undefined
   const dialect = new PostgresDialect({
     pool:
       'pool' in connection
         ? lend(connection.pool, false)
-        : async () => lend(await createPool(connection as PoolConfig), true),
+        : async () => {
+            pool = await createPool(connection as PoolConfig)
+            return lend(pool, true)
+          },
   })
-  return kyselyStore(new Kysely({ dialect }), { ...options, destroyOnClose: true })
+  return kyselyStore(new Kysely({ dialect }), {
+    ...options,
+    destroyOnClose: true,
+    // Named statements on the pool, around kysely's builder: see postgres-hot-path.ts for why.
+    // pool.query listens for a connection's `error` while it holds it, as lend() does for kysely.
+    [HOT_PATH]: (target: HotPathTarget) => {
+      const open = pool
+      if (open === undefined) throw new Error('postgresStore: the pool is not open')
+      return postgresHotPath((statement) => open.query(statement), target)
+    },
+  } as KyselyStoreOptions)
 }

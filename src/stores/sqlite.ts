@@ -5,7 +5,17 @@
  * @module
  */
 import { Kysely, type SqliteDatabase, SqliteDialect } from 'kysely'
-import type { PetStore } from '../store.js'
+import type { JsonPage, ListQuery, PetStore } from '../store.js'
+import {
+  EMPTY_PAGE,
+  HOT_PATH,
+  type HotPath,
+  type HotPathTarget,
+  type PetRow,
+  qualifiedTable,
+  storedPet,
+  toPet,
+} from './hot-path.js'
 import { type KyselyStoreOptions, kyselyStore } from './kysely.js'
 import { AUTO_ORDER, assertSqliteDriver, loadSqliteDriver, type SqliteDriver } from './sqlite-drivers.js'
 
@@ -40,6 +50,78 @@ function configure(database: SqliteDatabase, busyTimeoutMs: number): void {
   }
 }
 
+/** A pet as JSON text, in the API's form: no `status` key when the column is NULL. */
+const PET_JSON = `case when page.status is null
+  then json_object('id', page.id, 'name', page.name, 'categoryId', page.category_id)
+  else json_object('id', page.id, 'name', page.name, 'categoryId', page.category_id, 'status', page.status) end`
+
+/** Largest SQLite integer: the cut of a page that ends before `limit` pets. */
+const NO_CUT = '9223372036854775807'
+
+/**
+ * The hot path of `sqliteStore`: statements prepared once on the driver's
+ * database, run synchronously. Through kysely, each request built a query,
+ * compiled it and had SQLite prepare it again: three quarters of the time of
+ * a `get` or a page (profiled with --cpu-prof). kysely keeps the schema and
+ * its migrations, which run before these statements are prepared; nothing
+ * else uses kysely's connection afterwards but `ping`, one statement at a
+ * time, so the two never interleave inside a transaction.
+ *
+ * A page as JSON is built by SQLite itself (`json_group_array`), one string
+ * instead of a row object per pet, turned into a pet, turned into text. It
+ * reads `limit + 1` pets to learn whether more follow, and aggregates only
+ * those up to the `limit`-th (the `cut`); one statement, one snapshot.
+ * Parameters are positional only: the drivers differ in how they name them.
+ */
+function sqliteHotPath(database: SqliteDatabase, target: HotPathTarget): HotPath {
+  const from = qualifiedTable(target)
+  const columns = 'id, name, category_id, status'
+  const where = (byStatus: boolean) => (byStatus ? 'status = ? and id > ?' : 'id > ?')
+  const page = (byStatus: boolean) =>
+    database.prepare(`select ${columns} from ${from} where ${where(byStatus)} order by id limit ?`)
+  const jsonPage = (byStatus: boolean) =>
+    database.prepare(`select
+        json_group_array(${PET_JSON}) filter (where page.id <= cut.id) as json,
+        max(page.id) filter (where page.id <= cut.id) as last_id,
+        count(*) > ? as more
+      from (select ${columns} from ${from} where ${where(byStatus)} order by id limit ?) as page,
+        (select coalesce(
+          (select id from ${from} where ${where(byStatus)} order by id limit 1 offset ?), ${NO_CUT}) as id) as cut`)
+  const byId = database.prepare(`select ${columns} from ${from} where id = ?`)
+  const insert = database.prepare(`insert into ${from} (name, category_id, status) values (?, ?, ?)`)
+  const pages = [page(false), page(true)] as const
+  const jsonPages = [jsonPage(false), jsonPage(true)] as const
+  // Ids are positive: no cursor is the cursor 0.
+  const filter = ({ status, after = 0 }: ListQuery) => (status === undefined ? [after] : [status, after])
+
+  return {
+    get(id) {
+      const row = byId.all([id])[0] as PetRow | undefined
+      return row && toPet(row)
+    },
+    list(query) {
+      const rows = pages[query.status === undefined ? 0 : 1].all([...filter(query), query.limit]) as PetRow[]
+      return rows.map(toPet)
+    },
+    listJson(query): JsonPage {
+      const { limit } = query
+      if (!(limit >= 1)) return EMPTY_PAGE
+      const statement = jsonPages[query.status === undefined ? 0 : 1]
+      const [row] = statement.all([limit, ...filter(query), limit + 1, ...filter(query), limit - 1]) as Array<{
+        json: string
+        last_id: number | bigint | null
+        more: number | bigint
+      }>
+      if (row === undefined) return EMPTY_PAGE
+      return { json: row.json, lastId: row.last_id === null ? undefined : Number(row.last_id), more: Boolean(row.more) }
+    },
+    create(pet) {
+      const { lastInsertRowid } = insert.run([pet.name, pet.categoryId, pet.status ?? null])
+      return storedPet(Number(lastInsertRowid), pet)
+    },
+  }
+}
+
 /**
  * A store in a SQLite file. The driver is loaded on first use, so importing
  * this module costs nothing until then, and only the chosen driver is ever
@@ -63,6 +145,8 @@ export function sqliteStore(options: SqliteStoreOptions): PetStore {
   const { path, busyTimeoutMs = 5000, driver, ...rest } = options
   // A misspelt driver is a programming error: say so now, not at the first request.
   if (driver !== undefined) assertSqliteDriver(driver)
+  /** The one connection, kysely's and the hot path's. */
+  let opened: SqliteDatabase | undefined
   const dialect = new SqliteDialect({
     async database() {
       const { open } = await loadSqliteDriver(driver ? [driver] : AUTO_ORDER)
@@ -73,8 +157,17 @@ export function sqliteStore(options: SqliteStoreOptions): PetStore {
         database.close()
         throw error
       }
+      opened = database
       return database
     },
   })
-  return kyselyStore(new Kysely({ dialect }), { ...rest, destroyOnClose: true })
+  return kyselyStore(new Kysely({ dialect }), {
+    ...rest,
+    destroyOnClose: true,
+    [HOT_PATH]: (target: HotPathTarget) => {
+      // The migrations have run through kysely, so its driver has opened the database.
+      if (opened === undefined) throw new Error('sqliteStore: the database is not open')
+      return sqliteHotPath(opened, target)
+    },
+  } as KyselyStoreOptions)
 }

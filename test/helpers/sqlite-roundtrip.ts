@@ -10,6 +10,7 @@ import assert from 'node:assert/strict'
 import { join } from 'node:path'
 import { sqliteStore } from '../../src/stores/sqlite.js'
 import { loadSqliteDriver, type SqliteDriver } from '../../src/stores/sqlite-drivers.js'
+import { assertJsonPagesMatchList, createHardPets } from './json-page.js'
 
 const MAX = 2 ** 53 - 1
 
@@ -51,7 +52,8 @@ async function journalMode(path: string, driver: SqliteDriver | undefined): Prom
 /**
  * Creates, reads and lists pets in a new file under `dir` with `driver`
  * (`undefined`: the automatic choice), checks WAL mode, reopens the file,
- * and does the same in `:memory:`. Throws an AssertionError on any difference.
+ * and does the same in `:memory:`, where it also compares the pages SQLite
+ * writes as JSON with `list()`. Throws an AssertionError on any difference.
  *
  * @example
  * ```ts
@@ -98,6 +100,9 @@ export async function sqliteRoundTrip(dir: string, driver?: SqliteDriver): Promi
     const pet = await memory.create({ name: 'Mem', categoryId: 5, status: 'sold' })
     assert.deepStrictEqual(await memory.get(pet.id), pet)
     assert.deepStrictEqual(await memory.list({ status: 'sold', limit: 5 }), [pet])
+    // The driver hands the JSON text over as it is: escapes, emoji and big numbers must survive it.
+    await createHardPets(memory)
+    await assertJsonPagesMatchList(memory, { limits: [1, 3, 100] })
   } finally {
     await memory.close?.()
   }

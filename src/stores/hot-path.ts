@@ -1,0 +1,63 @@
+/**
+ * Internal to the SQL stores: the rows they read, and the hook through which
+ * the SQLite and PostgreSQL stores serve requests on statements of their own
+ * instead of kysely's query builder. Not exported by any entry point.
+ *
+ * @module
+ */
+import type { NewPet, Pet, PetStatus } from '../schemas.js'
+import type { JsonPage, ListQuery } from '../store.js'
+
+/** A row of the pets table: int8 arrives as a number, a string (pg) or a bigint, by driver. */
+export interface PetRow {
+  id: number | string | bigint
+  name: string
+  category_id: number | string | bigint
+  status: string | null
+}
+
+/** The pet of a row: numbers for ids, no `status` key for a NULL status. */
+export function toPet(row: PetRow): Pet {
+  const pet: Pet = { id: Number(row.id), name: row.name, categoryId: Number(row.category_id) }
+  if (row.status !== null) pet.status = row.status as PetStatus
+  return pet
+}
+
+/** The pet stored under `id` for `input`: what `create` answers without reading the row back. */
+export function storedPet(id: number, input: NewPet): Pet {
+  const pet: Pet = { id, name: input.name, categoryId: input.categoryId }
+  if (input.status !== undefined) pet.status = input.status
+  return pet
+}
+
+/** A page of no pets, for a `limit` below 1 (the SQL of a page assumes at least one). */
+export const EMPTY_PAGE: JsonPage = Object.freeze({ json: '[]', lastId: undefined, more: false })
+
+/**
+ * What a SQL store serves on statements of its own once its schema exists.
+ * Methods may answer synchronously (SQLite drivers do) or with a promise.
+ */
+export interface HotPath {
+  get(id: number): Pet | undefined | Promise<Pet | undefined>
+  list(query: ListQuery): Pet[] | Promise<Pet[]>
+  listJson(query: ListQuery): JsonPage | Promise<JsonPage>
+  create(pet: NewPet): Pet | Promise<Pet>
+}
+
+/** Where the hot path's statements go: the table, in `schema` when there is one. */
+export interface HotPathTarget {
+  table: string
+  schema: string | undefined
+}
+
+/** Called by `kyselyStore` once the migrations are done, to prepare the statements of the hot path. */
+export type OpenHotPath = (target: HotPathTarget) => HotPath | Promise<HotPath>
+
+/** The option key under which `sqliteStore` and `postgresStore` hand `kyselyStore` their {@link OpenHotPath}. */
+export const HOT_PATH = Symbol('petstore-server.hotPath')
+
+/** `"schema"."table"` (or `"table"`), each part quoted as an SQL identifier (SQLite and PostgreSQL quote alike). */
+export function qualifiedTable({ table, schema }: HotPathTarget): string {
+  const quote = (name: string) => `"${name.replaceAll('"', '""')}"`
+  return schema === undefined ? quote(table) : `${quote(schema)}.${quote(table)}`
+}
