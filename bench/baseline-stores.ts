@@ -1,5 +1,8 @@
-// Hand-written stores for the baseline server: the straightforward data
-// structures and SQL a developer would write without a framework.
+// Hand-written stores for the benchmark's competitors (node:http, Fastify,
+// Hono): the straightforward data structures and SQL a developer would write
+// without an ORM. Each competitor keeps its pets in a table of its own
+// (baseline_pets, fastify_pets, hono_pets), so all can share one schema or
+// database beside the library's petstore_pets.
 import Database from 'better-sqlite3'
 import type { Pool as MysqlPool, ResultSetHeader, RowDataPacket } from 'mysql2/promise'
 import type { Pool as PgPool } from 'pg'
@@ -117,26 +120,26 @@ export class SqliteStore implements Store {
   private readonly getById: Database.Statement<[number], PetRow>
   private readonly insert: Database.Statement<[string, number, Status | null]>
 
-  constructor(path: string) {
+  constructor(path: string, table: string) {
     this.db = new Database(path)
     this.db.pragma('journal_mode = WAL')
     this.db.pragma('busy_timeout = 5000')
     // As the library's sqliteStore: without it SQLite fsyncs every commit and create measures the disk.
     this.db.pragma('synchronous = NORMAL')
     this.db.exec(`
-      CREATE TABLE IF NOT EXISTS pets (
+      CREATE TABLE IF NOT EXISTS ${table} (
         id INTEGER PRIMARY KEY AUTOINCREMENT,
         name TEXT NOT NULL,
         category_id INTEGER NOT NULL,
         status TEXT
       );
-      CREATE INDEX IF NOT EXISTS pets_status_id ON pets (status, id);
+      CREATE INDEX IF NOT EXISTS ${table}_status_id ON ${table} (status, id);
     `)
-    const columns = 'SELECT id, name, category_id, status FROM pets'
+    const columns = `SELECT id, name, category_id, status FROM ${table}`
     this.listAll = this.db.prepare(`${columns} WHERE id > ? ORDER BY id LIMIT ?`)
     this.listByStatus = this.db.prepare(`${columns} WHERE status = ? AND id > ? ORDER BY id LIMIT ?`)
     this.getById = this.db.prepare(`${columns} WHERE id = ?`)
-    this.insert = this.db.prepare('INSERT INTO pets (name, category_id, status) VALUES (?, ?, ?)')
+    this.insert = this.db.prepare(`INSERT INTO ${table} (name, category_id, status) VALUES (?, ?, ?)`)
   }
 
   list({ afterId, limit, status }: PageQuery): Pet[] {
@@ -159,19 +162,18 @@ export class SqliteStore implements Store {
   }
 }
 
-// The SQL servers' stores below create and read their own table, BASELINE_TABLE,
+// The SQL servers' stores below create and read the table they are given,
 // laid out as the library's (same columns, types and (status, id) index), so
-// the benchmark can run both servers in one schema or database. Pool size and
+// the benchmark can run every server in one schema or database. Pool size and
 // timeouts are the library's defaults too, so a ratio measures code, not settings.
 //
 // Creates hold a lock from the id's allocation to the commit, as the library's
 // SQL stores do: PostgreSQL and MySQL hand out ids before commit, so without it
 // concurrent inserts could commit id 34 before 33 and a client paging by id
 // could pass 33 before it exists. That costs round trips and serializes
-// creates; a baseline without it would make the create ratio compare different
+// creates; a competitor without it would make the create ratio compare different
 // guarantees rather than code.
 
-const BASELINE_TABLE = 'baseline_pets'
 const PET_COLUMNS = 'id, name, category_id, status'
 /** Same as the library's pools: at most 10 connections, no request waiting for ever on a dead server. */
 const POOL_SIZE = 10
@@ -192,7 +194,7 @@ export class PostgresStore implements Store {
   ) {}
 
   /** `url` may carry `?schema=NAME` (as the library's binary takes it): the table goes there, created if missing. */
-  static async open(url: string): Promise<PostgresStore> {
+  static async open(url: string, name: string): Promise<PostgresStore> {
     const parsed = new URL(url)
     const schema = parsed.searchParams.get('schema') || undefined
     parsed.searchParams.delete('schema')
@@ -207,7 +209,7 @@ export class PostgresStore implements Store {
     })
     pool.on('error', ignoreError)
     const quote = (name: string) => `"${name.replaceAll('"', '""')}"`
-    const table = schema === undefined ? quote(BASELINE_TABLE) : `${quote(schema)}.${quote(BASELINE_TABLE)}`
+    const table = schema === undefined ? quote(name) : `${quote(schema)}.${quote(name)}`
     if (schema !== undefined) await pool.query(`CREATE SCHEMA IF NOT EXISTS ${quote(schema)}`)
     await pool.query(`
       CREATE TABLE IF NOT EXISTS ${table} (
@@ -216,8 +218,8 @@ export class PostgresStore implements Store {
         category_id bigint NOT NULL,
         status varchar(16)
       )`)
-    await pool.query(`CREATE INDEX IF NOT EXISTS ${quote(`${BASELINE_TABLE}_status_id`)} ON ${table} (status, id)`)
-    return new PostgresStore(pool, table, `petstore-baseline:${schema ?? ''}.${BASELINE_TABLE}`)
+    await pool.query(`CREATE INDEX IF NOT EXISTS ${quote(`${name}_status_id`)} ON ${table} (status, id)`)
+    return new PostgresStore(pool, table, `petstore-bench:${schema ?? ''}.${name}`)
   }
 
   async list({ afterId, limit, status }: PageQuery): Promise<Pet[]> {
@@ -274,11 +276,12 @@ export class PostgresStore implements Store {
 export class MysqlStore implements Store {
   private constructor(
     private readonly pool: MysqlPool,
+    private readonly table: string,
     private readonly lockName: string,
   ) {}
 
   /** The table goes into the database `url` names. */
-  static async open(url: string): Promise<MysqlStore> {
+  static async open(url: string, table: string): Promise<MysqlStore> {
     const { createPool } = await import('mysql2/promise')
     const pool = createPool({
       uri: url,
@@ -290,15 +293,15 @@ export class MysqlStore implements Store {
       enableKeepAlive: true,
     })
     await pool.query(`
-      CREATE TABLE IF NOT EXISTS ${BASELINE_TABLE} (
+      CREATE TABLE IF NOT EXISTS ${table} (
         id bigint NOT NULL AUTO_INCREMENT PRIMARY KEY,
         name varchar(255) NOT NULL,
         category_id bigint NOT NULL,
         status varchar(16),
-        INDEX ${BASELINE_TABLE}_status_id (status, id)
+        INDEX ${table}_status_id (status, id)
       ) DEFAULT CHARACTER SET utf8mb4 COLLATE utf8mb4_bin`)
     const database = decodeURIComponent(new URL(url).pathname.slice(1))
-    return new MysqlStore(pool, `petstore-baseline:${database}.${BASELINE_TABLE}`)
+    return new MysqlStore(pool, table, `petstore-bench:${database}.${table}`)
   }
 
   async list({ afterId, limit, status }: PageQuery): Promise<Pet[]> {
@@ -306,14 +309,14 @@ export class MysqlStore implements Store {
       status === undefined
         ? await this.pool.query<(PetRow & RowDataPacket)[]>(
             {
-              sql: `SELECT ${PET_COLUMNS} FROM ${BASELINE_TABLE} WHERE id > ? ORDER BY id LIMIT ?`,
+              sql: `SELECT ${PET_COLUMNS} FROM ${this.table} WHERE id > ? ORDER BY id LIMIT ?`,
               timeout: QUERY_TIMEOUT_MS,
             },
             [afterId, limit],
           )
         : await this.pool.query<(PetRow & RowDataPacket)[]>(
             {
-              sql: `SELECT ${PET_COLUMNS} FROM ${BASELINE_TABLE} WHERE status = ? AND id > ? ORDER BY id LIMIT ?`,
+              sql: `SELECT ${PET_COLUMNS} FROM ${this.table} WHERE status = ? AND id > ? ORDER BY id LIMIT ?`,
               timeout: QUERY_TIMEOUT_MS,
             },
             [status, afterId, limit],
@@ -323,7 +326,7 @@ export class MysqlStore implements Store {
 
   async get(id: number): Promise<Pet | undefined> {
     const [rows] = await this.pool.query<(PetRow & RowDataPacket)[]>(
-      { sql: `SELECT ${PET_COLUMNS} FROM ${BASELINE_TABLE} WHERE id = ?`, timeout: QUERY_TIMEOUT_MS },
+      { sql: `SELECT ${PET_COLUMNS} FROM ${this.table} WHERE id = ?`, timeout: QUERY_TIMEOUT_MS },
       [id],
     )
     return rows[0] === undefined ? undefined : rowToPet(rows[0])
@@ -341,7 +344,7 @@ export class MysqlStore implements Store {
       try {
         const [result] = await connection.query<ResultSetHeader>(
           {
-            sql: `INSERT INTO ${BASELINE_TABLE} (name, category_id, status) VALUES (?, ?, ?)`,
+            sql: `INSERT INTO ${this.table} (name, category_id, status) VALUES (?, ?, ?)`,
             timeout: QUERY_TIMEOUT_MS,
           },
           [input.name, input.categoryId, input.status ?? null],
@@ -358,4 +361,19 @@ export class MysqlStore implements Store {
   close(): Promise<void> {
     return this.pool.end()
   }
+}
+
+/**
+ * The store a competitor's `--db` names, its pets in `table` (a plain
+ * identifier: it is not quoted everywhere).
+ */
+export async function openStore(db: string, table: string): Promise<Store> {
+  if (!/^[a-z_]+$/.test(table)) throw new Error(`table name must be [a-z_]+, got "${table}"`)
+  if (db === 'memory') return new MemoryStore()
+  if (db.startsWith('sqlite:') && db.length > 'sqlite:'.length)
+    return new SqliteStore(db.slice('sqlite:'.length), table)
+  if (/^postgres(ql)?:\/\//.test(db)) return PostgresStore.open(db, table)
+  if (db.startsWith('mysql://')) return MysqlStore.open(db, table)
+  const shown = db.replace(/\/\/[^@/]*@/, '//***@') // never echo credentials
+  throw new Error(`--db must be "memory", "sqlite:PATH", "postgres://…" or "mysql://…", got "${shown}"`)
 }

@@ -1,8 +1,14 @@
-// Checks, before measuring, that both servers hold the same data and answer
-// the same requests the same way (status, JSON body, the headers the API
-// defines). Without this a ratio could compare a server that skips work with
-// one that does it.
+// Checks, before measuring, that every server holds the same data as the
+// first (ours) and answers the same requests the same way (status, JSON body,
+// the headers the API defines). Without this a ratio could compare a server
+// that skips work with one that does it.
 import { isDeepStrictEqual } from 'node:util'
+
+/** A server under comparison: its name for messages, and its base URL. */
+export interface Named {
+  name: string
+  baseUrl: string
+}
 
 const COMPARED_HEADERS = [
   'content-type',
@@ -36,6 +42,14 @@ interface PetLike {
   status?: string
 }
 
+/**
+ * JSON is UTF-8 by definition (RFC 8259), so `application/json; charset=utf-8`
+ * (Fastify's default) says what `application/json` says.
+ */
+function normalizeContentType(value: string | null): string | null {
+  return value?.replace(/^(application\/(?:[^;\s]+\+)?json)\s*;\s*charset="?utf-8"?$/i, '$1') ?? null
+}
+
 async function ask(baseUrl: string, probe: Probe): Promise<Answer> {
   const headers: Record<string, string> = {}
   if (probe.auth !== undefined) headers.authorization = probe.auth
@@ -48,7 +62,12 @@ async function ask(baseUrl: string, probe: Probe): Promise<Answer> {
   } catch {}
   return {
     status: response.status,
-    headers: Object.fromEntries(COMPARED_HEADERS.map((h) => [h, response.headers.get(h)])),
+    headers: Object.fromEntries(
+      COMPARED_HEADERS.map((h) => [
+        h,
+        h === 'content-type' ? normalizeContentType(response.headers.get(h)) : response.headers.get(h),
+      ]),
+    ),
     body,
   }
 }
@@ -74,13 +93,20 @@ export function describePets(pets: readonly PetLike[]): string {
   return `${pets.length} pets: ${[...counts].map(([status, count]) => `${count} ${status}`).join(', ')}`
 }
 
-/** The same pets on both sides, in the same order with the same ids; throws otherwise. */
-export async function compareData(oursUrl: string, baselineUrl: string, key: string): Promise<string> {
-  const [ours, baseline] = await Promise.all([allPets(oursUrl, key), allPets(baselineUrl, key)])
-  if (!isDeepStrictEqual(ours, baseline)) {
-    throw new Error(`seeded data differs: ours has ${describePets(ours)}; baseline has ${describePets(baseline)}`)
+/** The same pets on every server as on the first, in the same order with the same ids; throws otherwise. */
+export async function compareData(servers: readonly Named[], key: string): Promise<string> {
+  const [reference, ...others] = await Promise.all(servers.map((server) => allPets(server.baseUrl, key)))
+  const first = servers[0]
+  if (reference === undefined || first === undefined) throw new Error('no server to compare')
+  for (const [index, pets] of others.entries()) {
+    if (!isDeepStrictEqual(reference, pets)) {
+      const other = servers[index + 1]?.name
+      throw new Error(
+        `seeded data differs: ${first.name} has ${describePets(reference)}; ${other} has ${describePets(pets)}`,
+      )
+    }
   }
-  return describePets(ours)
+  return describePets(reference)
 }
 
 function probes(key: string, existingId: number): Probe[] {
@@ -98,6 +124,9 @@ function probes(key: string, existingId: number): Probe[] {
     { method: 'GET', path: '/v1/pets?limit=0&status=lost', auth },
     { method: 'GET', path: '/v1/pets?limit=1&limit=2', auth },
     { method: 'GET', path: '/v1/pets?cursor=nope', auth },
+    { method: 'GET', path: '/v1/pets?limit=&status=', auth },
+    { method: 'GET', path: '/v1/pets?limit=101', auth },
+    { method: 'GET', path: '/v1/pets?limit=2.5&status=sold&status=sold', auth },
     { method: 'GET', path: '/v1/pets' },
     { method: 'GET', path: '/v1/pets', auth: 'Bearer wrong-key' },
     { method: 'GET', path: `/v1/pets/${existingId}`, auth: 'Basic Ym9iOnNlY3JldA==' },
@@ -110,6 +139,31 @@ function probes(key: string, existingId: number): Probe[] {
     },
     { method: 'POST', path: '/v1/pets', auth, contentType: json, body: '{"name":" ","categoryId":1.5,"status":null}' },
     { method: 'POST', path: '/v1/pets', auth, contentType: json, body: '[]' },
+    { method: 'POST', path: '/v1/pets', auth, contentType: json, body: 'null' },
+    { method: 'POST', path: '/v1/pets', auth, contentType: json, body: '{"id":5}' },
+    {
+      method: 'POST',
+      path: '/v1/pets',
+      auth,
+      contentType: json,
+      body: `{"name":"${'x'.repeat(256)}","categoryId":"1"}`,
+    },
+    { method: 'POST', path: '/v1/pets', auth, contentType: json, body: '{"name":"","categoryId":1e300}' },
+    {
+      method: 'POST',
+      path: '/v1/pets/',
+      auth,
+      contentType: 'application/vnd.pet+json; charset=utf-8',
+      body: '{"name":"plus","categoryId":-2}',
+    },
+    { method: 'POST', path: '/v1/pets', auth },
+    {
+      method: 'POST',
+      path: '/v1/pets',
+      auth,
+      contentType: json,
+      body: `{"name":"big","pad":"${'x'.repeat(102_400)}"}`,
+    },
     { method: 'POST', path: '/v1/pets', auth, contentType: json, body: '{"name":' },
     { method: 'POST', path: '/v1/pets', auth, contentType: json, body: '' },
     { method: 'POST', path: '/v1/pets', auth, contentType: 'text/plain', body: '{}' },
@@ -120,26 +174,35 @@ function probes(key: string, existingId: number): Probe[] {
   ]
 }
 
-/** Sends each probe to both servers, in turn; returns one line per difference. */
+/**
+ * Sends each probe to every server, in turn (so a create probe adds one pet to
+ * each, and the data stays alike); returns, per server after the first, one
+ * line per difference from the first's answer.
+ */
 export async function compareAnswers(
-  oursUrl: string,
-  baselineUrl: string,
+  servers: readonly Named[],
   key: string,
   existingId: number,
-): Promise<string[]> {
-  const differences: string[] = []
+): Promise<Map<string, string[]>> {
+  const [first, ...others] = servers
+  const differences = new Map(others.map((server) => [server.name, [] as string[]]))
+  if (first === undefined) return differences
   for (const [index, probe] of probes(key, existingId).entries()) {
-    const ours = await ask(oursUrl, probe)
-    const baseline = await ask(baselineUrl, probe)
     const where = `probe ${index + 1} (${probe.method} ${probe.path})`
-    if (ours.status !== baseline.status) differences.push(`${where}: status ${ours.status} vs ${baseline.status}`)
-    for (const name of COMPARED_HEADERS) {
-      const [a, b] = [ours.headers[name], baseline.headers[name]]
-      if (a !== b) differences.push(`${where}: ${name} ${JSON.stringify(a)} vs ${JSON.stringify(b)}`)
-    }
-    if (!isDeepStrictEqual(ours.body, baseline.body)) {
-      const show = (body: unknown) => JSON.stringify(body).slice(0, 160)
-      differences.push(`${where}: body ${show(ours.body)} vs ${show(baseline.body)}`)
+    const expected = await ask(first.baseUrl, probe)
+    for (const server of others) {
+      const found = differences.get(server.name) ?? []
+      const answer = await ask(server.baseUrl, probe)
+      const versus = (a: unknown, b: unknown) => `${a} (${first.name}) vs ${b} (${server.name})`
+      if (expected.status !== answer.status) found.push(`${where}: status ${versus(expected.status, answer.status)}`)
+      for (const name of COMPARED_HEADERS) {
+        const [a, b] = [expected.headers[name], answer.headers[name]]
+        if (a !== b) found.push(`${where}: ${name} ${versus(JSON.stringify(a), JSON.stringify(b))}`)
+      }
+      if (!isDeepStrictEqual(expected.body, answer.body)) {
+        const show = (body: unknown) => JSON.stringify(body).slice(0, 160)
+        found.push(`${where}: body ${versus(show(expected.body), show(answer.body))}`)
+      }
     }
   }
   return differences

@@ -1,7 +1,23 @@
-// Benchmark: our server against the hand-written node:http baseline
-// (bench/baseline-server.ts), same API, same data, same load.
+// Benchmark: our server beside the same API written by hand on node:http
+// (bench/baseline-server.ts, the yardstick), on Fastify 5 (bench/fastify-server.ts)
+// and on Hono 4 (bench/hono-server.ts), on the same store, under the same load;
+// then our API on Bun and Deno beside our binary on Node (bench/runtimes.ts).
 //
-//   npm run bench -- [--duration 5] [--json] [--only memory,sqlite,postgres,mysql] [--scenarios list,filtered,get,create]
+//   npm run bench -- [--duration 5] [--rounds 3] [--json]
+//                    [--only memory,sqlite,postgres,mysql,runtimes]
+//                    [--scenarios list,filtered,get,create,unauthorized] [--ours-cmd "CMD ARGS"]
+//
+// Scenarios: list (?limit=20), filtered (?status=sold&limit=100), get (one pet),
+// create (POST), unauthorized (list with a wrong key: a 401, the cost of a
+// refusal). Every server is checked first: same seeded data as ours, same
+// answers as ours to a set of probes (bench/parity.ts), and each scenario's
+// answer before it is measured.
+//
+// Rounds: in each round every scenario runs on every server, the servers in
+// an order rotated from round to round (and scenario to scenario), so that
+// drift of the machine (heat, other load) hits them all alike; a server's
+// figure is its median over the rounds and the spread says how much it moved.
+// Ratios divide by the node:http baseline (runtimes: by our binary on Node).
 //
 // PostgreSQL and MySQL (or MariaDB) are benched when their server is named:
 // PETSTORE_BENCH_POSTGRES_URL (else PETSTORE_TEST_POSTGRES_URL), e.g.
@@ -9,36 +25,53 @@
 // PETSTORE_TEST_MYSQL_URL), e.g. mysql://root@127.0.0.1:3306/test; without
 // one, that store is skipped with a note. Each run works in a fresh
 // PostgreSQL schema / MySQL database petstore_bench_<random> (so the user needs
-// the right to create one), dropped at the end, on error and on Ctrl-C; both
-// servers share it, ours in petstore_pets, the baseline in baseline_pets.
-// The database servers are outside the CPU pinning below: on a machine that
-// also runs them, they compete with the server under test.
+// the right to create one), dropped at the end, on error and on Ctrl-C; all
+// servers share it, ours in petstore_pets, the others in baseline_pets,
+// fastify_pets and hono_pets. The database servers are outside the CPU
+// pinning below: on a machine that also runs them, they compete with the
+// server under test.
 //
-// Progress goes to stderr; the table (or JSON with --json) to stdout. This is
+// Progress goes to stderr; the tables (or JSON with --json) to stdout. This is
 // a measurement, not a test: it exits non-zero only if setup fails (a server
-// does not start, seeding fails, the two servers hold different data).
-// Differences in what the servers answer are reported under the table.
+// does not start, seeding fails, the servers hold different data).
+// Differences in what the servers answer are reported under the tables.
 // Our server runs as a user runs it: node dist/bin/petstore-server.js when
 // built (npm run build), else the TypeScript source through tsx.
 // `--ours-cmd "CMD ARGS"` replaces that command (split on spaces), e.g. to
 // check the harness by running the baseline against itself.
+//
 // With taskset and two CPUs, servers run on CPU 0 and this process (the load
 // generator, autocannon runs in-process) on CPU 1, so they do not compete.
+// The generator's CPU use is measured on every run: at 90% of its core or
+// more, it is the limit, not the server, and the ratio is flagged. autocannon's
+// `workers` option (worker threads) is left off on purpose: pinned, they would
+// share the generator's one core and add no capacity; unpinned, they would
+// take CPU from the servers. On a machine with more cores, pin the servers and
+// the generator to disjoint sets instead.
 import { execFileSync } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
-import { existsSync, readdirSync, rmSync, statSync } from 'node:fs'
+import { existsSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs'
 import { mkdtemp } from 'node:fs/promises'
 import { availableParallelism, tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
+import { performance } from 'node:perf_hooks'
 import { parseArgs } from 'node:util'
 import autocannon from 'autocannon'
 import { compareAnswers, compareData } from './parity.js'
-import { formatTable, type Measurement, type Row, STORE_NAMES, type StoreName } from './report.js'
+import {
+  formatGroup,
+  type Group,
+  type Measurement,
+  type Row,
+  STORE_NAMES,
+  type StoreName,
+  setRatios,
+  summarize,
+} from './report.js'
+import { runtimeServers } from './runtimes.js'
 import {
   buildScenarios,
-  isScenarioName,
   probe,
-  type RequestSpec,
   SCENARIO_NAMES,
   type Scenario,
   type ScenarioName,
@@ -48,8 +81,11 @@ import {
 import { type ServerProcess, startServer } from './server-process.js'
 
 const CONNECTIONS = 50
-const WARMUP_SECONDS = 1
+// V8 takes a few thousand requests to optimize a server's hot paths; 1 s was not always enough.
+const WARMUP_SECONDS = 2
 const KEY = 'bench-key'
+const GROUP_NAMES = [...STORE_NAMES, 'runtimes'] as const
+type GroupName = (typeof GROUP_NAMES)[number]
 /** Where the SQL stores' servers are named; the first variable set wins. */
 const SERVER_URL_VARIABLES: Partial<Record<StoreName, readonly string[]>> = {
   postgres: ['PETSTORE_BENCH_POSTGRES_URL', 'PETSTORE_TEST_POSTGRES_URL'],
@@ -58,22 +94,37 @@ const SERVER_URL_VARIABLES: Partial<Record<StoreName, readonly string[]>> = {
 // Resolved from this script's path (not import.meta) so it works whether tsx loads it as ESM or CJS.
 const ROOT = resolve(dirname(process.argv[1] ?? '.'), '..')
 const BUILT_BINARY = 'dist/bin/petstore-server.js'
-const BASELINE_COMMAND: readonly string[] = [process.execPath, '--import', 'tsx', 'bench/baseline-server.ts']
+/** The hand-written competitors, each run through tsx with the same arguments; the first is the yardstick. */
+const COMPETITORS = [
+  { name: 'baseline', script: 'bench/baseline-server.ts', what: 'node:http by hand' },
+  { name: 'fastify', script: 'bench/fastify-server.ts', what: 'Fastify with route schemas' },
+  { name: 'hono', script: 'bench/hono-server.ts', what: 'Hono on @hono/node-server' },
+] as const
+type ServerName = 'ours' | (typeof COMPETITORS)[number]['name']
+const REFERENCE: ServerName = 'baseline'
 
 interface Options {
   durationSeconds: number
+  rounds: number
   json: boolean
-  stores: StoreName[]
+  groups: GroupName[]
   scenarios: ScenarioName[]
   ours: { command: string[]; how: string }
 }
 
-interface Side {
-  server: ServerProcess
-  scenarios: Record<ScenarioName, Scenario>
+/** A server to start: its name in the tables, its full command line, its environment. */
+interface ServerSpec {
+  name: string
+  command: string[]
+  env?: Record<string, string>
 }
 
-/** Undo steps for what the run set up (servers, temp dirs), run newest first: after each store, on error, on Ctrl-C. */
+interface Running {
+  name: string
+  server: ServerProcess
+}
+
+/** Undo steps for what the run set up (servers, temp dirs), run newest first: after each group, on error, on Ctrl-C. */
 const cleanups: Array<() => Promise<void> | void> = []
 /** Temp dirs not yet removed: the last resort on exit, should a cleanup step never run. */
 const tempDirs = new Set<string>()
@@ -81,44 +132,44 @@ process.on('exit', () => {
   for (const dir of tempDirs) rmSync(dir, { recursive: true, force: true })
 })
 
+/** A comma-separated option as a list of known names; throws naming the unknown ones. */
+function nameList<T extends string>(option: string, value: string | undefined, known: readonly T[]): T[] {
+  if (value === undefined) return [...known]
+  const names = value.split(',').map((name) => name.trim())
+  const unknown = names.filter((name) => !(known as readonly string[]).includes(name))
+  if (unknown.length > 0 || names.length === 0) {
+    throw new Error(`${option} takes a comma-separated list of ${known.join(', ')}; got "${value}"`)
+  }
+  return [...new Set(names as T[])]
+}
+
+/** A whole number of at least 1, or throws naming the option. */
+function wholeNumber(option: string, value: string): number {
+  const number = Number(value)
+  if (!(Number.isInteger(number) && number > 0)) throw new Error(`${option} must be a whole number, at least 1`)
+  return number
+}
+
 function parseOptions(): Options {
   const { values } = parseArgs({
     options: {
       duration: { type: 'string', default: '5' },
+      rounds: { type: 'string', default: '3' },
       json: { type: 'boolean', default: false },
       only: { type: 'string' },
       scenarios: { type: 'string' },
       'ours-cmd': { type: 'string' },
     },
   })
-  // Whole seconds: autocannon samples requests/s once a second.
-  const durationSeconds = Number(values.duration)
-  if (!(Number.isInteger(durationSeconds) && durationSeconds > 0)) {
-    throw new Error('--duration must be a whole number of seconds, at least 1')
-  }
-
-  const only = values.only === undefined ? [...STORE_NAMES] : values.only.split(',').map((name) => name.trim())
-  const unknownStores = only.filter((name) => !isStoreName(name))
-  if (unknownStores.length > 0 || only.length === 0) {
-    throw new Error(`--only takes a comma-separated list of ${STORE_NAMES.join(', ')}; got "${values.only}"`)
-  }
-
-  const scenarios = values.scenarios === undefined ? [...SCENARIO_NAMES] : values.scenarios.split(',')
-  const unknown = scenarios.filter((name) => !isScenarioName(name))
-  if (unknown.length > 0)
-    throw new Error(`unknown scenario(s) ${unknown.join(', ')}; known: ${SCENARIO_NAMES.join(', ')}`)
-
   return {
-    durationSeconds,
+    // Whole seconds: autocannon samples requests/s once a second.
+    durationSeconds: wholeNumber('--duration', values.duration),
+    rounds: wholeNumber('--rounds', values.rounds),
     json: values.json,
-    stores: [...new Set(only.filter(isStoreName))],
-    scenarios: scenarios.filter(isScenarioName),
+    groups: nameList('--only', values.only, GROUP_NAMES),
+    scenarios: nameList('--scenarios', values.scenarios, SCENARIO_NAMES),
     ours: oursCommand(values['ours-cmd']),
   }
-}
-
-function isStoreName(value: string): value is StoreName {
-  return (STORE_NAMES as readonly string[]).includes(value)
 }
 
 /** The database server of a SQL store, from the environment; undefined when unset (or not a SQL store). */
@@ -132,7 +183,7 @@ function serverUrl(store: StoreName): string | undefined {
 
 /** A URL fit for logs and tables: no password, no user. */
 function redact(url: string): string {
-  return url.replace(/\/\/[^@/]*@/, '//***@')
+  return url.replace(/\/\/[^@/]*@/g, '//***@')
 }
 
 /** Prefer the built binary, as installed users run it; fall back to the TypeScript source. */
@@ -175,11 +226,11 @@ function log(message: string): void {
   process.stderr.write(`${message}\n`)
 }
 
-async function start(name: string, command: readonly string[], db: string): Promise<ServerProcess> {
-  const server = await startServer(name, [...command, '--port', '0', '--key', KEY, '--db', db], ROOT)
+async function start(spec: ServerSpec, serverPrefix: readonly string[]): Promise<Running> {
+  const server = await startServer(spec.name, [...serverPrefix, ...spec.command], ROOT, spec.env)
   cleanups.push(() => server.stop())
-  log(`${name}: ${server.baseUrl} (--db ${redact(db)})`)
-  return server
+  log(`${spec.name}: ${server.baseUrl} (${redact(spec.command.slice(1).join(' '))})`)
+  return { name: spec.name, server }
 }
 
 function freshName(): string {
@@ -251,10 +302,10 @@ async function freshMysqlDatabase(base: string): Promise<string> {
  * The --db value of each server for `store`, after creating what it needs (a
  * temp dir, a schema, a database) and registering its removal.
  */
-async function prepareStore(store: StoreName): Promise<{ ours: string; baseline: string }> {
+async function prepareStore(store: StoreName): Promise<(server: ServerName) => string> {
   switch (store) {
     case 'memory':
-      return { ours: 'memory', baseline: 'memory' }
+      return () => 'memory'
     case 'sqlite': {
       const dir = await mkdtemp(join(tmpdir(), 'petstore-bench-'))
       tempDirs.add(dir)
@@ -262,15 +313,16 @@ async function prepareStore(store: StoreName): Promise<{ ours: string; baseline:
         rmSync(dir, { recursive: true, force: true })
         tempDirs.delete(dir)
       })
-      return { ours: `sqlite:${join(dir, 'ours.db')}`, baseline: `sqlite:${join(dir, 'baseline.db')}` }
+      // A file each: SQLite serializes writers per file, so a shared one would couple the servers.
+      return (server) => `sqlite:${join(dir, `${server}.db`)}`
     }
     case 'postgres':
     case 'mysql': {
       const base = serverUrl(store)
       if (base === undefined) throw new Error(`no server URL for ${store}`)
-      // One schema/database for both: ours uses petstore_pets, the baseline baseline_pets.
+      // One schema/database for all: each server has a table of its own.
       const db = store === 'postgres' ? await freshPostgresSchema(base) : await freshMysqlDatabase(base)
-      return { ours: db, baseline: db }
+      return () => db
     }
   }
 }
@@ -285,7 +337,11 @@ async function cleanUp(): Promise<void> {
   }
 }
 
-async function load(baseUrl: string, request: RequestSpec, durationSeconds: number): Promise<Measurement> {
+/** One autocannon run, with this process's CPU use over it (autocannon runs in-process). */
+async function load(baseUrl: string, scenario: Scenario, durationSeconds: number): Promise<Measurement> {
+  const { request } = scenario
+  const cpuBefore = process.cpuUsage()
+  const started = performance.now()
   const result = await autocannon({
     url: `${baseUrl}${request.path}`,
     connections: CONNECTIONS,
@@ -294,70 +350,158 @@ async function load(baseUrl: string, request: RequestSpec, durationSeconds: numb
     headers: request.headers,
     ...(request.body === undefined ? {} : { body: request.body }),
   })
+  const cpu = process.cpuUsage(cpuBefore)
+  const wallMs = performance.now() - started
+  const answered = Object.values(result.statusCodeStats).reduce((sum, { count }) => sum + count, 0)
   return {
     reqPerSec: result.requests.average,
+    p50Ms: result.latency.p50,
     p99Ms: result.latency.p99,
+    loadgenCpu: (cpu.user + cpu.system) / 1000 / wallMs,
     requests: result.requests.total,
-    non2xx: result.non2xx,
+    unexpected: answered - (result.statusCodeStats[String(scenario.status)]?.count ?? 0),
     errors: result.errors,
   }
 }
 
-/** Probe, warm up, then measure one server on one scenario; problems go into `notes`. */
-async function measure(
-  label: string,
-  side: Side,
-  name: ScenarioName,
-  options: Options,
-  notes: string[],
-): Promise<Measurement> {
-  const scenario = side.scenarios[name]
-  const problem = await probe(side.server.baseUrl, scenario)
-  if (problem !== undefined) notes.push(`${label} probe: ${problem}`)
-  await load(side.server.baseUrl, scenario.request, WARMUP_SECONDS)
-  const measurement = await load(side.server.baseUrl, scenario.request, options.durationSeconds)
-  if (measurement.non2xx > 0) notes.push(`${label}: ${measurement.non2xx} non-2xx of ${measurement.requests}`)
-  if (measurement.errors > 0) notes.push(`${label}: ${measurement.errors} connection errors`)
-  log(`  ${label.padEnd(8)} ${measurement.reqPerSec.toFixed(0).padStart(7)} req/s  p99 ${measurement.p99Ms} ms`)
-  return measurement
+/** `list` moved `by` places to the left: the order of the servers in one round and scenario. */
+function rotate<T>(list: readonly T[], by: number): T[] {
+  const start = list.length === 0 ? 0 : by % list.length
+  return [...list.slice(start), ...list.slice(0, start)]
 }
 
-/** Starts both servers on one store, seeds and compares them, then measures every scenario. */
-async function benchStore(
-  store: StoreName,
-  options: Options,
-  serverPrefix: string[],
-  warnings: string[],
-): Promise<Row[]> {
-  try {
-    const db = await prepareStore(store)
-    log(`[${store}] starting servers`)
-    const oursServer = await start('ours', [...serverPrefix, ...options.ours.command], db.ours)
-    const baselineServer = await start('baseline', [...serverPrefix, ...BASELINE_COMMAND], db.baseline)
-    log(`[${store}] seeding ${SEED_COUNT} pets into each`)
-    const seeded = await seed(oursServer.baseUrl, KEY)
-    const baselineSeeded = await seed(baselineServer.baseUrl, KEY)
-    log(`[${store}] both hold ${await compareData(oursServer.baseUrl, baselineServer.baseUrl, KEY)}`)
-    if (seeded.existingId !== baselineSeeded.existingId) throw new Error('seeding gave the servers different ids')
-    const differences = await compareAnswers(oursServer.baseUrl, baselineServer.baseUrl, KEY, seeded.existingId)
-    for (const difference of differences) warnings.push(`${store}: ours and baseline answer differently: ${difference}`)
-    log(`[${store}] parity: ${differences.length === 0 ? 'same answers' : `${differences.length} difference(s)`}`)
+/** What went wrong across a server's rounds on a scenario, as row notes. */
+function roundNotes(rounds: readonly Measurement[], scenario: Scenario): string[] {
+  const total = rounds.reduce((sum, round) => sum + round.requests, 0)
+  const unexpected = rounds.reduce((sum, round) => sum + round.unexpected, 0)
+  const errors = rounds.reduce((sum, round) => sum + round.errors, 0)
+  return [
+    ...(unexpected > 0 ? [`${unexpected} of ${total} answers not ${scenario.status}`] : []),
+    ...(errors > 0 ? [`${errors} connection errors`] : []),
+  ]
+}
 
-    const ours: Side = { server: oursServer, scenarios: buildScenarios(KEY, seeded) }
-    const baseline: Side = { server: baselineServer, scenarios: buildScenarios(KEY, seeded) }
-    const rows: Row[] = []
-    // Ours then baseline for each scenario, so both run under the same machine conditions.
-    for (const scenario of options.scenarios) {
-      log(`[${store}] ${scenario}`)
-      const notes: string[] = []
-      const oursResult = await measure('ours', ours, scenario, options, notes)
-      const baselineResult = await measure('baseline', baseline, scenario, options, notes)
-      const ratio = baselineResult.reqPerSec > 0 ? oursResult.reqPerSec / baselineResult.reqPerSec : Number.NaN
-      rows.push({ store, scenario, ours: oursResult, baseline: baselineResult, ratio, notes })
+/**
+ * Starts the servers of one group, seeds and compares them, then measures
+ * every scenario on every server in interleaved rounds.
+ */
+async function benchGroup(
+  name: string,
+  title: string,
+  reference: string,
+  specs: readonly ServerSpec[],
+  options: Options,
+  serverPrefix: readonly string[],
+): Promise<Group> {
+  try {
+    log(`[${name}] starting ${specs.map((spec) => spec.name).join(', ')}`)
+    const servers: Running[] = []
+    for (const spec of specs) servers.push(await start(spec, serverPrefix))
+    const named = servers.map(({ name, server }) => ({ name, baseUrl: server.baseUrl }))
+
+    log(`[${name}] seeding ${SEED_COUNT} pets into each`)
+    const seeded = await Promise.all(servers.map(({ server }) => seed(server.baseUrl, KEY)))
+    if (new Set(seeded.map((result) => result.existingId)).size > 1) throw new Error('seeding gave different ids')
+    const [first] = seeded
+    if (first === undefined) throw new Error('no server to bench')
+    log(`[${name}] all hold ${await compareData(named, KEY)}`)
+    const warnings: string[] = []
+    const differences = await compareAnswers(named, KEY, first.existingId)
+    for (const [server, found] of differences) {
+      for (const difference of found) warnings.push(`${server} answers unlike ${named[0]?.name}: ${difference}`)
+      log(`[${name}] parity of ${server}: ${found.length === 0 ? 'same answers' : `${found.length} difference(s)`}`)
     }
-    return rows
+
+    const scenarios = buildScenarios(KEY, first)
+    const samples = new Map<string, Measurement[]>()
+    const probeNotes = new Map<string, string[]>()
+    const at = (server: string, scenario: ScenarioName) => `${server} ${scenario}`
+    for (let round = 0; round < options.rounds; round++) {
+      for (const [index, scenarioName] of options.scenarios.entries()) {
+        const scenario = scenarios[scenarioName]
+        log(`[${name}] round ${round + 1}/${options.rounds}: ${scenarioName}`)
+        for (const {
+          name: server,
+          server: { baseUrl },
+        } of rotate(servers, round + index)) {
+          const key = at(server, scenarioName)
+          if (round === 0) {
+            // Once per server and scenario: later rounds find the server warm already.
+            const problem = await probe(baseUrl, scenario)
+            probeNotes.set(key, problem === undefined ? [] : [`probe: ${problem}`])
+            await load(baseUrl, scenario, WARMUP_SECONDS)
+          }
+          const measurement = await load(baseUrl, scenario, options.durationSeconds)
+          samples.set(key, [...(samples.get(key) ?? []), measurement])
+          log(
+            `  ${server.padEnd(8)} ${measurement.reqPerSec.toFixed(0).padStart(7)} req/s  ` +
+              `p50 ${measurement.p50Ms} ms  p99 ${measurement.p99Ms} ms  loadgen CPU ${(measurement.loadgenCpu * 100).toFixed(0)}%`,
+          )
+        }
+      }
+    }
+
+    // Rows by scenario, then servers in the order given, so that each scenario's competitors stand together.
+    const rows: Row[] = options.scenarios.flatMap((scenario) =>
+      servers.map(({ name: server }) => {
+        const rounds = samples.get(at(server, scenario)) ?? []
+        const notes = [...(probeNotes.get(at(server, scenario)) ?? []), ...roundNotes(rounds, scenarios[scenario])]
+        return summarize(name, server, scenario, rounds, notes)
+      }),
+    )
+    setRatios(rows, reference)
+    return { name, title, reference, rows, warnings }
   } finally {
     await cleanUp()
+  }
+}
+
+/** Ours and the competitors on one store. */
+async function benchStore(store: StoreName, options: Options, serverPrefix: readonly string[]): Promise<Group> {
+  const db = await prepareStore(store)
+  const args = (server: ServerName) => ['--port', '0', '--key', KEY, '--db', db(server)]
+  const specs: ServerSpec[] = [
+    { name: 'ours', command: [...options.ours.command, ...args('ours')] },
+    ...COMPETITORS.map(({ name, script }) => ({
+      name,
+      command: [process.execPath, '--import', 'tsx', script, ...args(name)],
+    })),
+  ]
+  const url = serverUrl(store)
+  const where =
+    url === undefined
+      ? ''
+      : ` (server ${redact(url)}, not pinned; a fresh ${store === 'postgres' ? 'schema' : 'database'})`
+  const title = `${store} store${where}; ratio: vs ${REFERENCE} (node:http by hand)`
+  return benchGroup(store, title, REFERENCE, specs, options, serverPrefix)
+}
+
+/** Our binary on Node beside the examples on Bun and Deno, memory store; undefined when neither runtime is there. */
+async function benchRuntimes(
+  options: Options,
+  serverPrefix: readonly string[],
+  notes: string[],
+): Promise<Group | undefined> {
+  const { servers, skipped } = await runtimeServers(KEY)
+  for (const note of skipped) {
+    log(note)
+    notes.push(note)
+  }
+  if (servers.length === 0) return undefined
+  const specs: ServerSpec[] = [
+    { name: 'node', command: [...options.ours.command, '--port', '0', '--key', KEY, '--db', 'memory'] },
+    ...servers.map(({ name, command, env }) => ({ name, command, env })),
+  ]
+  const versions = [`node ${process.versions.node}`, ...servers.map(({ name, version }) => `${name} ${version}`)]
+  const title = `runtimes: memory store; node: our binary, ${servers.map(({ name }) => `${name}: examples/${name}.ts`).join(', ')} (${versions.join(', ')}); ratio: vs our binary on Node`
+  return benchGroup('runtimes', title, 'node', specs, options, serverPrefix)
+}
+
+function packageVersion(name: string): string {
+  try {
+    return JSON.parse(readFileSync(join(ROOT, 'node_modules', name, 'package.json'), 'utf8')).version
+  } catch {
+    return 'unknown'
   }
 }
 
@@ -377,56 +521,76 @@ async function main(): Promise<void> {
     })
   }
   const options = parseOptions()
-  const skipped = options.stores.filter((store) => SERVER_URL_VARIABLES[store] !== undefined && !serverUrl(store))
-  const stores = options.stores.filter((store) => !skipped.includes(store))
-  const skipNotes = skipped.map(
+  const skipped = options.groups.filter(
+    (group): group is StoreName =>
+      group !== 'runtimes' && SERVER_URL_VARIABLES[group] !== undefined && !serverUrl(group),
+  )
+  const groups = options.groups.filter((group) => !(skipped as string[]).includes(group))
+  const notes = skipped.map(
     (store) => `${store}: skipped, no server (set ${(SERVER_URL_VARIABLES[store] ?? []).join(' or ')})`,
   )
-  for (const note of skipNotes) log(note)
-  if (stores.length === 0) throw new Error('nothing to bench: every store asked for was skipped')
+  for (const note of notes) log(note)
+  if (groups.length === 0) throw new Error('nothing to bench: every store asked for was skipped')
   const pinning = pinCpus()
   const config = {
     ours: options.ours.how,
     oursCommand: options.ours.command,
-    baselineCommand: BASELINE_COMMAND,
+    competitors: COMPETITORS.map(({ name, script, what }) => ({
+      name,
+      what,
+      command: [process.execPath, '--import', 'tsx', script],
+    })),
+    reference: REFERENCE,
+    versions: Object.fromEntries(
+      ['fastify', 'hono', '@hono/node-server', 'autocannon'].map((name) => [name, packageVersion(name)]),
+    ),
     cpus: pinning.how,
+    rounds: options.rounds,
     durationSeconds: options.durationSeconds,
     warmupSeconds: WARMUP_SECONDS,
     connections: CONNECTIONS,
     seedCount: SEED_COUNT,
     node: process.version,
-    stores,
+    groups,
     skipped,
     databaseServers: Object.fromEntries(
-      stores.flatMap((store) => {
-        const url = serverUrl(store)
+      STORE_NAMES.flatMap((store) => {
+        const url = groups.includes(store) ? serverUrl(store) : undefined
         return url === undefined ? [] : [[store, redact(url)]]
       }),
     ),
   }
   log(`ours: ${config.ours}: ${options.ours.command.join(' ')}`)
-  log(`baseline: ${BASELINE_COMMAND.join(' ')}`)
   log(`cpus: ${pinning.how}`)
 
-  const rows: Row[] = []
-  const warnings: string[] = []
-  for (const store of stores) rows.push(...(await benchStore(store, options, pinning.serverPrefix, warnings)))
+  const results: Group[] = []
+  for (const group of groups) {
+    if (group === 'runtimes') {
+      const result = await benchRuntimes(options, pinning.serverPrefix, notes)
+      if (result !== undefined) results.push(result)
+    } else {
+      results.push(await benchStore(group, options, pinning.serverPrefix))
+    }
+  }
 
   if (options.json) {
-    process.stdout.write(`${JSON.stringify({ config, warnings, results: rows }, null, 2)}\n`)
-  } else {
-    const header = [
-      `ours: ${config.ours}; baseline: bench/baseline-server.ts through tsx`,
-      `${CONNECTIONS} connections, ${WARMUP_SECONDS} s warm-up + ${options.durationSeconds} s per run, ${SEED_COUNT} seeded pets, node ${process.version}, ${pinning.how}`,
-      ...stores.flatMap((store) => {
-        const url = serverUrl(store)
-        const fresh = store === 'postgres' ? 'schema' : 'database'
-        return url === undefined ? [] : [`${store}: server ${redact(url)} (not pinned), a fresh ${fresh} per run`]
-      }),
-      ...skipNotes,
-    ]
-    process.stdout.write(`\n${header.join('\n')}\n\n${formatTable(rows, warnings)}\n`)
+    process.stdout.write(`${JSON.stringify({ config, notes, groups: results }, null, 2)}\n`)
+    return
   }
+  const versions = config.versions
+  const header = [
+    `ours: ${config.ours}`,
+    ...(groups.some((group) => group !== 'runtimes')
+      ? [
+          `competitors (through tsx): baseline = node:http by hand, fastify ${versions.fastify} with route schemas, hono ${versions.hono} on @hono/node-server ${versions['@hono/node-server']}`,
+        ]
+      : []),
+    `${CONNECTIONS} connections, ${options.rounds} round(s) of ${options.durationSeconds} s per server and scenario (${WARMUP_SECONDS} s warm-up in the first), ${SEED_COUNT} seeded pets, node ${process.version}, ${pinning.how}`,
+    "req/s, p50, p99: medians over the rounds; ratio: req/s over the reference server's; spread: (max - min) / median req/s over the rounds;",
+    `loadgen CPU: the load generator's busiest round, of one core (! from 90%: the generator is the limit, the ratio is not trustworthy)`,
+    ...notes,
+  ]
+  process.stdout.write(`\n${[header.join('\n'), ...results.map(formatGroup)].join('\n\n')}\n`)
 }
 
 main().catch(async (error: unknown) => {

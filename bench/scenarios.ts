@@ -4,7 +4,7 @@
 export const SEED_COUNT = 1_000
 const SEED_STATUSES = ['available', 'pending', 'sold', undefined] as const
 
-export const SCENARIO_NAMES = ['list', 'filtered', 'get', 'create'] as const
+export const SCENARIO_NAMES = ['list', 'filtered', 'get', 'create', 'unauthorized'] as const
 export type ScenarioName = (typeof SCENARIO_NAMES)[number]
 
 export interface RequestSpec {
@@ -17,6 +17,8 @@ export interface RequestSpec {
 
 export interface Scenario {
   request: RequestSpec
+  /** The status every answer must have (2xx but for `unauthorized`). */
+  status: number
   /** Describes how a response differs from what a correct server returns, if it does. */
   check(body: unknown): string | undefined
 }
@@ -24,10 +26,6 @@ export interface Scenario {
 export interface SeedResult {
   /** An id that exists, for the `get` scenario. */
   existingId: number
-}
-
-export function isScenarioName(value: string): value is ScenarioName {
-  return (SCENARIO_NAMES as readonly string[]).includes(value)
 }
 
 function authHeaders(key: string): Record<string, string> {
@@ -73,14 +71,17 @@ export function buildScenarios(key: string, seeded: SeedResult): Record<Scenario
   return {
     list: {
       request: { method: 'GET', path: '/pets?limit=20', headers: authHeaders(key) },
+      status: 200,
       check: (body) => arrayOf(20, body),
     },
     filtered: {
       request: { method: 'GET', path: '/pets?status=sold&limit=100', headers: authHeaders(key) },
+      status: 200,
       check: (body) => arrayOf(100, body, (pet) => pet.status === 'sold'),
     },
     get: {
       request: { method: 'GET', path: `/pets/${seeded.existingId}`, headers: authHeaders(key) },
+      status: 200,
       check: (body) => ((body as { id?: unknown } | null)?.id === seeded.existingId ? undefined : 'wrong pet'),
     },
     create: {
@@ -90,7 +91,15 @@ export function buildScenarios(key: string, seeded: SeedResult): Record<Scenario
         headers: jsonHeaders(key),
         body: JSON.stringify({ name: 'bench-pet', categoryId: 7, status: 'available' }),
       },
+      status: 201,
       check: (body) => (typeof (body as { id?: unknown } | null)?.id === 'number' ? undefined : 'no id in created pet'),
+    },
+    // What a server costs when it turns a request away: the key check and an Error body.
+    unauthorized: {
+      request: { method: 'GET', path: '/pets?limit=20', headers: authHeaders(`${key}-wrong`) },
+      status: 401,
+      check: (body) =>
+        (body as { code?: unknown } | null)?.code === 'unauthorized' ? undefined : 'expected an unauthorized Error',
     },
   }
 }
@@ -109,7 +118,9 @@ export async function probe(baseUrl: string, scenario: Scenario): Promise<string
   } catch (error) {
     return `request failed: ${(error as Error).message}`
   }
-  if (response.status < 200 || response.status >= 300) return `status ${response.status}: ${text.slice(0, 200)}`
+  if (response.status !== scenario.status) {
+    return `status ${response.status} (expected ${scenario.status}): ${text.slice(0, 200)}`
+  }
   try {
     return scenario.check(JSON.parse(text))
   } catch {

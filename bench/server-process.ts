@@ -27,11 +27,21 @@ export interface ServerProcess {
  * containing http://HOST:PORT/v1. The host is ignored on purpose so the
  * benchmark never sends traffic anywhere but 127.0.0.1.
  */
-export async function startServer(name: string, command: readonly string[], cwd: string): Promise<ServerProcess> {
+export async function startServer(
+  name: string,
+  command: readonly string[],
+  cwd: string,
+  env: Readonly<Record<string, string>> = {},
+): Promise<ServerProcess> {
   const [file, ...args] = command
   if (file === undefined) throw new Error(`${name}: empty command`)
   // Own process group, so stop() also reaches grandchildren (npx -> tsx -> node).
-  const child = spawn(file, args, { cwd, detached: true, stdio: ['ignore', 'pipe', 'pipe'] })
+  const child = spawn(file, args, {
+    cwd,
+    detached: true,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, ...env },
+  })
   if (child.pid !== undefined) running.add(child.pid)
   const tail: string[] = []
   const remember = (line: string): void => {

@@ -1,0 +1,279 @@
+// The API's rules as the library answers them (error bodies and messages, the
+// bearer check, the cursor, query and body validation, headers), shared by
+// the benchmark's competitors: node:http (baseline-server.ts), Fastify
+// (fastify-server.ts) and Hono (hono-server.ts). One copy, so that when the
+// library's answers change there is one place to follow them, and
+// bench/parity.ts holds every competitor to it on each run.
+//
+// Framework-neutral: functions take strings and plain values and throw
+// ApiError; each server turns that into its framework's response.
+import { createHash, timingSafeEqual } from 'node:crypto'
+import { isStatus, type NewPet, type Pet, type Status, type Store } from './baseline-stores.js'
+
+export const BASE = '/v1'
+export const MAX_BODY_BYTES = 100 * 1024
+export const DEFAULT_LIMIT = 20
+export const MAX_LIMIT = 100
+export const MAX_NAME_LENGTH = 255
+const SAFE = Number.MAX_SAFE_INTEGER
+
+/** The library's `details[].message` texts, by rule; Fastify maps its schema errors onto them. */
+export const MESSAGES = {
+  required: 'is required',
+  once: 'must be given at most once',
+  limitInteger: 'must be a decimal integer',
+  limitRange: `must be between 1 and ${MAX_LIMIT}`,
+  status: 'must be one of available, pending, sold',
+  cursor: 'is not a cursor this server issued',
+  petIdInteger: 'must be a decimal integer',
+  petIdRange: 'must be a 64-bit integer',
+  body: 'must be a JSON object',
+  nameType: 'must be a string',
+  nameLength: `must be 1 to ${MAX_NAME_LENGTH} characters long`,
+  nameBlank: 'must not be only whitespace',
+  categoryInteger: 'must be an integer',
+  categoryMin: `must be at least ${-SAFE}`,
+  categoryMax: `must be at most ${SAFE}`,
+} as const
+
+/** On every answer, errors included. */
+export const COMMON_HEADERS: Readonly<Record<string, string>> = {
+  'cache-control': 'no-store',
+  'x-content-type-options': 'nosniff',
+}
+
+/** On every answer of GET/HEAD /v1/pets/{petId}, errors included: the route is deprecated. */
+export const DEPRECATION_HEADERS: Readonly<Record<string, string>> = {
+  deprecation: '@1795219200',
+  sunset: 'Thu, 05 Dec 2030 00:00:00 GMT',
+  link: `<${BASE}/pets>; rel="successor-version"`,
+}
+
+export interface Detail {
+  path: string
+  message: string
+}
+
+export interface ErrorBody {
+  code: string
+  message: string
+  status: number
+  details?: Detail[]
+}
+
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    readonly headers: Readonly<Record<string, string>> = {},
+    readonly details?: Detail[],
+  ) {
+    super(message)
+  }
+
+  /** The Error body; `details` only when there are some (JSON.stringify drops the undefined key). */
+  body(): ErrorBody {
+    return { code: this.code, message: this.message, status: this.status, details: this.details }
+  }
+}
+
+export function invalid(details: Detail[]): ApiError {
+  const message = details.map((d) => `${d.path}: ${d.message}`).join('; ')
+  return new ApiError(400, 'validation_error', message, {}, details)
+}
+
+export const notFound = (): ApiError => new ApiError(404, 'not_found', 'No such route')
+export const notAllowed = (allow: string): ApiError =>
+  new ApiError(405, 'method_not_allowed', `Method not allowed; use ${allow}`, { allow })
+export const internalError = (): ApiError =>
+  new ApiError(500, 'internal_error', 'The server failed to answer this request')
+export const unsupportedMediaType = (): ApiError =>
+  new ApiError(415, 'unsupported_media_type', 'Request body must be application/json')
+export const payloadTooLarge = (): ApiError =>
+  new ApiError(413, 'payload_too_large', `Request body is larger than ${MAX_BODY_BYTES} bytes`)
+
+/** True when `path` is under the base path, where a key is required. */
+export function underBase(path: string): boolean {
+  return path === BASE || path.startsWith(`${BASE}/`)
+}
+
+/**
+ * Bearer key check on the Authorization header's value; throws a 401. Comparing
+ * SHA-256 digests keeps it constant-time whatever the token's length.
+ */
+export function makeAuthCheck(key: string): (authorization: string | undefined) => void {
+  const digest = (text: string) => createHash('sha256').update(text).digest()
+  const expected = digest(key)
+  const realm = 'Bearer realm="petstore"'
+  const missing = new ApiError(401, 'unauthorized', 'Missing bearer API key: send Authorization: Bearer <key>', {
+    'www-authenticate': realm,
+  })
+  const wrong = new ApiError(401, 'unauthorized', 'Invalid API key', {
+    'www-authenticate': `${realm}, error="invalid_token"`,
+  })
+  return (authorization) => {
+    const token = /^bearer +(\S+) *$/i.exec(authorization ?? '')?.[1]
+    if (token === undefined) throw missing
+    if (!timingSafeEqual(digest(token), expected)) throw wrong
+  }
+}
+
+/** The cursor is base64url of `p<last id of the previous page>`. */
+function encodeCursor(lastId: number): string {
+  return Buffer.from(`p${lastId}`).toString('base64url')
+}
+
+/** The id after which the page starts; throws a 400 for a cursor this server did not issue. */
+export function decodeCursor(raw: string | undefined): number {
+  if (raw === undefined) return 0
+  // Buffer's decoder is lenient; these two checks reject what a strict one would.
+  const text = /^[\w-]{1,32}$/.test(raw) && raw.length % 4 !== 1 ? Buffer.from(raw, 'base64url').toString('latin1') : ''
+  const id = /^p(0|[1-9]\d{0,15})$/.test(text) ? Number(text.slice(1)) : Number.NaN
+  if (!Number.isSafeInteger(id)) throw invalid([{ path: 'cursor', message: MESSAGES.cursor }])
+  return id
+}
+
+/** A query parameter as parsers give it: absent, once, or repeated. */
+export type QueryValue = string | readonly string[] | undefined
+
+const LIST_PARAMETERS = ['limit', 'status', 'cursor'] as const
+
+/** Throws a 400 when `limit`, `status` or `cursor` is given more than once. */
+export function rejectRepeated(get: (name: string) => QueryValue): void {
+  for (const name of LIST_PARAMETERS) {
+    const value = get(name)
+    if (typeof value !== 'string' && value !== undefined && value.length > 1) {
+      throw invalid([{ path: name, message: MESSAGES.once }])
+    }
+  }
+}
+
+function single(value: QueryValue): string | undefined {
+  return typeof value === 'string' || value === undefined ? value : value[0]
+}
+
+export interface ListQuery {
+  limit: number
+  status?: Status
+  afterId: number
+}
+
+/** `limit`, `status` and `cursor` of GET /pets, validated; `get` reads one parameter. */
+export function parseListQuery(get: (name: string) => QueryValue): ListQuery {
+  rejectRepeated(get)
+  const details: Detail[] = []
+  const rawLimit = single(get('limit')) ?? String(DEFAULT_LIMIT)
+  const limit = Number(rawLimit)
+  if (!/^\d+$/.test(rawLimit)) details.push({ path: 'limit', message: MESSAGES.limitInteger })
+  else if (!(limit >= 1 && limit <= MAX_LIMIT)) details.push({ path: 'limit', message: MESSAGES.limitRange })
+  const status = single(get('status'))
+  if (status !== undefined && !isStatus(status)) details.push({ path: 'status', message: MESSAGES.status })
+  if (details.length > 0) throw invalid(details)
+  return { limit, status: status as Status | undefined, afterId: decodeCursor(single(get('cursor'))) }
+}
+
+/** One page and, when more pets match, its `Link: rel="next"` value. */
+export async function listPage(store: Store, query: ListQuery): Promise<{ page: Pet[]; link?: string }> {
+  const { limit, status, afterId } = query
+  // One extra row tells whether a next page exists without a COUNT query.
+  const rows = await store.list({ afterId, limit: limit + 1, status })
+  const page = rows.length > limit ? rows.slice(0, limit) : rows
+  const last = page[page.length - 1]
+  if (rows.length <= limit || last === undefined) return { page }
+  const statusParam = status === undefined ? '' : `&status=${status}`
+  return { page, link: `<${BASE}/pets?limit=${limit}${statusParam}&cursor=${encodeCursor(last.id)}>; rel="next"` }
+}
+
+/** `Location` of a created pet. */
+export function petLocation(pet: Pet): string {
+  return `${BASE}/pets/${pet.id}`
+}
+
+/**
+ * A decimal int64, percent-decoded (a no-op on what a router already decoded);
+ * `id` is undefined beyond the safe range, where no pet can be.
+ */
+export function parsePetId(raw: string): { id: number | undefined; text: string } {
+  let text = raw
+  try {
+    text = decodeURIComponent(raw)
+  } catch {}
+  if (!/^-?\d+$/.test(text)) throw invalid([{ path: 'petId', message: MESSAGES.petIdInteger }])
+  if (text.length > 15 && (BigInt(text) < -(2n ** 63n) || BigInt(text) >= 2n ** 63n)) {
+    throw invalid([{ path: 'petId', message: MESSAGES.petIdRange }])
+  }
+  const id = Number(text)
+  return { id: Number.isSafeInteger(id) ? id : undefined, text }
+}
+
+/** The pet of GET /pets/{petId}, or a 404. */
+export async function findPet(store: Store, rawId: string): Promise<Pet> {
+  const { id, text } = parsePetId(rawId)
+  const pet = id === undefined ? undefined : await store.get(id)
+  if (pet === undefined) throw new ApiError(404, 'not_found', `No pet with id ${text}`)
+  return pet
+}
+
+/** A NewPet from a parsed JSON body, or a 400 naming every field at fault. */
+export function parseNewPet(body: unknown): NewPet {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+    throw invalid([{ path: 'body', message: MESSAGES.body }])
+  }
+  const { name, categoryId, status } = body as Record<string, unknown>
+  const details: Detail[] = []
+  const fail = (path: string, message: string) => details.push({ path, message })
+  if (name === undefined) fail('name', MESSAGES.required)
+  else if (typeof name !== 'string') fail('name', MESSAGES.nameType)
+  else if (name === '' || (name.length > MAX_NAME_LENGTH && [...name].length > MAX_NAME_LENGTH)) {
+    fail('name', MESSAGES.nameLength)
+  } else if (!/\S/.test(name)) fail('name', MESSAGES.nameBlank)
+  if (categoryId === undefined) fail('categoryId', MESSAGES.required)
+  else if (typeof categoryId !== 'number' || !Number.isInteger(categoryId)) fail('categoryId', MESSAGES.categoryInteger)
+  else if (categoryId < -SAFE) fail('categoryId', MESSAGES.categoryMin)
+  else if (categoryId > SAFE) fail('categoryId', MESSAGES.categoryMax)
+  if (status !== undefined && !isStatus(status)) fail('status', MESSAGES.status)
+  if (details.length > 0) throw invalid(details)
+  return { name: name as string, categoryId: categoryId as number, status: status as Status | undefined }
+}
+
+/** `application/json` or `application/…+json`, any parameters. */
+export const JSON_MEDIA_TYPE = /^application\/(?:[!#$%&'*.^_`|~0-9a-z-]+\+)?json$/
+
+export const bodyRequired = (): ApiError =>
+  new ApiError(400, 'validation_error', 'body: is required (a JSON object with name and categoryId)', {}, [
+    { path: 'body', message: MESSAGES.required },
+  ])
+
+/** Whether the request's headers announce a body (`content-length: 0` says there is none). */
+export function hasBody(contentLength: string | undefined, transferEncoding: string | undefined): boolean {
+  return transferEncoding !== undefined || (contentLength !== undefined && contentLength !== '0')
+}
+
+/**
+ * Before reading a body: a 415 unless the Content-Type names JSON, but a 400
+ * (body required) for a request with neither a Content-Type nor a body.
+ */
+export function requireJson(contentType: string | undefined, withBody: boolean): void {
+  if (contentType === undefined && !withBody) throw bodyRequired()
+  const type = (contentType ?? '').split(';', 1)[0]?.trim().toLowerCase() ?? ''
+  if (!JSON_MEDIA_TYPE.test(type)) throw unsupportedMediaType()
+}
+
+const utf8 = new TextDecoder('utf-8', { fatal: true })
+
+/** The request body's bytes as JSON: 400 `invalid_json` for bad UTF-8 or JSON, 400 `validation_error` when empty. */
+export function parseJsonBody(bytes: Uint8Array): unknown {
+  let text: string
+  try {
+    text = utf8.decode(bytes)
+  } catch {
+    throw new ApiError(400, 'invalid_json', 'Request body is not valid UTF-8')
+  }
+  if (text.trim() === '') throw bodyRequired()
+  try {
+    return JSON.parse(text)
+  } catch {
+    throw new ApiError(400, 'invalid_json', 'Request body is not valid JSON')
+  }
+}
