@@ -27,7 +27,7 @@ export type PostgresRunner = (statement: { name: string; text: string; values: u
 }>
 
 /**
- * Statement names, one per distinct text in this process. A name given to two
+ * Statement names, one per distinct text in this program; a name given to two
  * texts on one connection is an error in pg, and connections belong to one
  * process: so names count up here, and stores on one table share them.
  */

@@ -15,8 +15,9 @@ import { fileURLToPath } from 'node:url'
 export const repoRoot = fileURLToPath(new URL('../../', import.meta.url))
 
 const BIN = 'bin/petstore-server.ts'
-const READY_TIMEOUT_MS = 15_000
-const EXIT_TIMEOUT_MS = 15_000
+// Generous: a start through tsx compiles TypeScript, and CI's 2 cores run several at once.
+const READY_TIMEOUT_MS = 40_000
+const EXIT_TIMEOUT_MS = 40_000
 
 /** Variables that would change what the binary does: passed to a child only when a test gives them. */
 const SCRUBBED = [
