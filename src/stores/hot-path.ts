@@ -50,6 +50,40 @@ export interface HotPathTarget {
   schema: string | undefined
 }
 
+/** How every pet of a page as JSON begins; see {@link withoutLastPet} for why it marks pets and nothing else. */
+const PET_START = '{"id":'
+
+/**
+ * The page `json` (an array of pets as the database writes them) without its last
+ * pet, and the id of the pet that is last then. Each element begins with
+ * `{"id":`, and that text cannot occur inside a JSON string, where every `"`
+ * is escaped: so the last `,{"id":` is where the last pet begins.
+ */
+function withoutLastPet(json: string): { json: string; lastId: number } {
+  const cut = json.lastIndexOf(`,${PET_START}`)
+  const start = json.lastIndexOf(PET_START, cut) + PET_START.length
+  return { json: `${json.slice(0, cut)}]`, lastId: Number(json.slice(start, json.indexOf(',', start))) }
+}
+
+/** The row of a statement that aggregates `limit + 1` pets as JSON text. */
+export interface JsonPageRow {
+  json: string
+  count: number | string | bigint
+  last_id: number | string | bigint | null
+}
+
+/**
+ * The page of at most `limit` pets from a row aggregating up to `limit + 1`:
+ * one more than the page tells that more follow, and is cut off the text.
+ * (Aggregating only the first `limit` in SQL takes a window function or a
+ * second pass over the index; both cost more than the page itself.)
+ */
+export function pageOfJson(row: JsonPageRow | undefined, limit: number): JsonPage {
+  if (row === undefined || row.last_id === null) return EMPTY_PAGE
+  if (Number(row.count) > limit) return { ...withoutLastPet(row.json), more: true }
+  return { json: row.json, lastId: Number(row.last_id), more: false }
+}
+
 /** Called by `kyselyStore` once the migrations are done, to prepare the statements of the hot path. */
 export type OpenHotPath = (target: HotPathTarget) => HotPath | Promise<HotPath>
 

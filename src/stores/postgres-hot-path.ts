@@ -15,7 +15,9 @@ import {
   EMPTY_PAGE,
   type HotPath,
   type HotPathTarget,
+  type JsonPageRow,
   type PetRow,
+  pageOfJson,
   qualifiedTable,
   storedPet,
   toPet,
@@ -47,10 +49,12 @@ const PET_JSON = `'{"id":' || id || ',"name":' || to_json(name)::text || ',"cate
 
 /**
  * The statements of the hot path on `target`, run by `query`. Pages as JSON
- * are written by PostgreSQL: `json_agg` would put spaces and newlines in, so
- * the text is concatenated, the strings escaped by `to_json`. A page reads
- * `limit + 1` rows to learn whether more follow and aggregates the first
- * `limit`, in one statement.
+ * are written by PostgreSQL: the client then parses one text value instead of
+ * a row per pet, builds no objects and stringifies nothing (under concurrent
+ * load a third of the client's CPU time per page of 20, a fourth at 100).
+ * `json_agg` would put spaces and newlines in, so the text is concatenated,
+ * the strings escaped by `to_json`. A page aggregates `limit + 1` pets and
+ * `pageOfJson` cuts the extra one off, as for SQLite.
  *
  * `create` takes the insert lock (see `kyselyStore`'s `insertInIdOrder`) in
  * the statement itself: the lock is taken before the id is drawn and held
@@ -75,11 +79,10 @@ export function postgresHotPath(query: PostgresRunner, target: HotPathTarget): H
   }
   const jsonPage = (byStatus: boolean) => {
     const [after, limit] = byStatus ? ['$2', '$3'] : ['$1', '$2']
-    return statement(`select '[' || coalesce(string_agg(pet, ',' order by id) filter (where n <= ${limit}::int), '') || ']' as json,
-        max(id) filter (where n <= ${limit}::int) as last_id,
-        count(*) > ${limit}::int as more
-      from (select id, row_number() over (order by id) as n, ${PET_JSON} as pet
-        from ${from} where ${where(byStatus, after)} order by id limit ${limit}::int + 1) as page`)
+    return statement(`select '[' || coalesce(string_agg(pet, ',' order by id), '') || ']' as json,
+        count(*) as count, max(id) as last_id
+      from (select id, ${PET_JSON} as pet
+        from ${from} where ${where(byStatus, after)} order by id limit ${limit}::int) as page`)
   }
   const byId = statement(`select ${columns} from ${from} where id = $1::bigint`)
   const insert = statement(`with locked as (select pg_advisory_xact_lock(hashtext($4::text)))
@@ -99,14 +102,10 @@ export function postgresHotPath(query: PostgresRunner, target: HotPathTarget): H
       return rows.map(toPet)
     },
     async listJson(query): Promise<JsonPage> {
-      if (!(query.limit >= 1)) return EMPTY_PAGE
-      const [row] = (await jsonPages[query.status === undefined ? 0 : 1]([...filter(query), query.limit])) as Array<{
-        json: string
-        last_id: string | number | bigint | null
-        more: boolean
-      }>
-      if (row === undefined) return EMPTY_PAGE
-      return { json: row.json, lastId: row.last_id === null ? undefined : Number(row.last_id), more: row.more }
+      const { limit } = query
+      if (!(limit >= 1)) return EMPTY_PAGE
+      const rows = await jsonPages[query.status === undefined ? 0 : 1]([...filter(query), limit + 1])
+      return pageOfJson(rows[0] as JsonPageRow | undefined, limit)
     },
     async create(pet) {
       const [row] = (await insert([pet.name, pet.categoryId, pet.status ?? null, lockName])) as Array<

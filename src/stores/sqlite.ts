@@ -11,7 +11,9 @@ import {
   HOT_PATH,
   type HotPath,
   type HotPathTarget,
+  type JsonPageRow,
   type PetRow,
+  pageOfJson,
   qualifiedTable,
   storedPet,
   toPet,
@@ -55,21 +57,6 @@ const PET_JSON = `case when status is null
   then json_object('id', id, 'name', name, 'categoryId', category_id)
   else json_object('id', id, 'name', name, 'categoryId', category_id, 'status', status) end`
 
-/** How every pet of a page as JSON begins; see {@link withoutLastPet} for why it marks pets and nothing else. */
-const PET_START = '{"id":'
-
-/**
- * The page `json` (an array of pets as SQLite writes them) without its last
- * pet, and the id of the pet that is last then. Each element begins with
- * `{"id":`, and that text cannot occur inside a JSON string, where every `"`
- * is escaped: so the last `,{"id":` is where the last pet begins.
- */
-function withoutLastPet(json: string): { json: string; lastId: number } {
-  const cut = json.lastIndexOf(`,${PET_START}`)
-  const start = json.lastIndexOf(PET_START, cut) + PET_START.length
-  return { json: `${json.slice(0, cut)}]`, lastId: Number(json.slice(start, json.indexOf(',', start))) }
-}
-
 /**
  * The hot path of `sqliteStore`: statements prepared once on the driver's
  * database, run synchronously. Through kysely, each request built a query,
@@ -82,10 +69,9 @@ function withoutLastPet(json: string): { json: string; lastId: number } {
  * A page as JSON is built by SQLite itself (`json_group_array`): one string
  * instead of a row object per pet, turned into a pet, turned into text (at
  * 100 pets, less than half the time). It aggregates `limit + 1` pets, in id
- * order as the subquery yields them, to learn whether more follow; the extra
- * pet is then cut off the text. (Aggregating only the first `limit` in SQL
- * needs a window function or a second pass over the index, each costing more
- * than the page itself.) Parameters are positional: drivers name them differently.
+ * order as the subquery yields them, to learn whether more follow, and
+ * {@link pageOfJson} cuts the extra one off. Parameters are positional: the
+ * drivers name them differently.
  */
 function sqliteHotPath(database: SqliteDatabase, target: HotPathTarget): HotPath {
   const from = qualifiedTable(target)
@@ -115,14 +101,8 @@ function sqliteHotPath(database: SqliteDatabase, target: HotPathTarget): HotPath
       const { limit } = query
       if (!(limit >= 1)) return EMPTY_PAGE
       const statement = jsonPages[query.status === undefined ? 0 : 1]!
-      const [row] = statement.all(parameters({ ...query, limit: limit + 1 })) as Array<{
-        json: string
-        count: number | bigint
-        last_id: number | bigint | null
-      }>
-      if (row === undefined || row.last_id === null) return EMPTY_PAGE
-      if (Number(row.count) > limit) return { ...withoutLastPet(row.json), more: true }
-      return { json: row.json, lastId: Number(row.last_id), more: false }
+      const [row] = statement.all(parameters({ ...query, limit: limit + 1 })) as JsonPageRow[]
+      return pageOfJson(row, limit)
     },
     create(pet) {
       const { lastInsertRowid } = insert.run([pet.name, pet.categoryId, pet.status ?? null])
