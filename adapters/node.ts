@@ -33,15 +33,15 @@ export type NodeListener = (request: IncomingMessage, response: ServerResponse) 
  * ```
  */
 export function toNodeListener(handler: FetchHandler): NodeListener {
-  const adapted = createServerAdapter((request: Request) => handler(request)) as unknown as NodeListener
-  const engine = engineOf(handler)
-  const direct = engine && engineListener(engine, adapted)
-  return (request, response) => {
+  const adapter = createServerAdapter((request: Request) => handler(request)) as unknown as NodeListener
+  const adapted: NodeListener = (request, response) => {
     response.once('finish', () => {
       if (!request.complete) lingerThenClose(request)
     })
-    ;(direct ?? adapted)(request, response)
+    adapter(request, response)
   }
+  const engine = engineOf(handler)
+  return engine ? engineListener(engine, adapted) : adapted
 }
 
 /** A host name, IPv4 or bracketed IPv6 address, with an optional port: what a `Host` header may say. */
@@ -122,23 +122,24 @@ function bodyOf(request: IncomingMessage): AsyncIterable<Uint8Array> {
  * request that waits on nothing pays for no `AbortController`.
  */
 function clientGone(request: IncomingMessage, response: ServerResponse): AbortLike {
-  const listeners = new Map<(event: unknown) => void, () => void>()
+  let listeners: Map<(event: unknown) => void, () => void> | undefined
   return {
     get aborted() {
       return request.socket.destroyed && !response.writableFinished
     },
     addEventListener(_type, listener) {
       const onClose = () => {
-        listeners.delete(listener)
+        listeners?.delete(listener)
         if (!response.writableFinished) listener(undefined)
       }
+      listeners ??= new Map()
       listeners.set(listener, onClose)
       response.once('close', onClose)
     },
     removeEventListener(_type, listener) {
-      const onClose = listeners.get(listener)
+      const onClose = listeners?.get(listener)
       if (onClose === undefined) return
-      listeners.delete(listener)
+      listeners?.delete(listener)
       response.off('close', onClose)
     },
   }
@@ -186,8 +187,17 @@ const LAST_RESORT = JSON.stringify({
   status: 500,
 })
 
-/** Writes an answer. A header Node refuses (never one of the API's own) turns it into a bare 500. */
-function send(response: ServerResponse, { status, headers, body }: ApiAnswer): void {
+/**
+ * Writes an answer. A header Node refuses (never one of the API's own) turns it into a bare 500.
+ * A body left unread (a 413, a 401 to an upload) is drained once the answer is out, as on the
+ * other path; a request read to its end (every GET) costs no listener for that.
+ */
+function send(request: IncomingMessage, response: ServerResponse, { status, headers, body }: ApiAnswer): void {
+  if (!request.complete) {
+    response.once('finish', () => {
+      if (!request.complete) lingerThenClose(request)
+    })
+  }
   if (body !== null) headers['content-length'] = String(Buffer.byteLength(body))
   try {
     response.writeHead(status, headers)
@@ -206,8 +216,9 @@ function engineListener(engine: Engine, fallback: NodeListener): NodeListener {
     // A body that Express or another middleware has already parsed: the stream is spent, @whatwg-node knows the way.
     if ((request as IncomingMessage & { body?: unknown }).body !== undefined) return fallback(request, response)
     engine(fromNode(request, response)).then(
-      (answer) => send(response, answer),
-      () => send(response, { status: 500, headers: { 'content-type': 'application/json' }, body: LAST_RESORT }),
+      (answer) => send(request, response, answer),
+      () =>
+        send(request, response, { status: 500, headers: { 'content-type': 'application/json' }, body: LAST_RESORT }),
     )
   }
 }
