@@ -442,6 +442,16 @@ async function main(): Promise<void> {
     )
   }
   lines.push(...notes, `✗: p99 more than ${RATIO_TARGET}× that of ${formatSize(sizes[0]!)} pets.`)
+  const tiny = results.flatMap((result) =>
+    CASES.filter((name) => (result.cases[name][sizes[0]!]?.p99 ?? Number.POSITIVE_INFINITY) < 2).map(
+      (name) => `${result.store} ${name}`,
+    ),
+  )
+  if (tiny.length > 0) {
+    lines.push(
+      `Under 2 µs (${tiny.join(', ')}), a ratio mostly measures the CPU's caches: a million pets do not fit in them, ten thousand do.`,
+    )
+  }
   process.stdout.write(`${lines.join('\n')}\n`)
 }
 
