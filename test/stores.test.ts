@@ -218,3 +218,48 @@ describe('storeConformance itself', () => {
     })
   }
 })
+
+describe('memoryStore seeded with ids', () => {
+  it('keeps given ids (in any order), numbers the others after them, and finds every pet by id', async () => {
+    const store = memoryStore({
+      pets: [
+        { id: 40, name: 'Forty', categoryId: 4 },
+        { name: 'Next', categoryId: 5, status: 'sold' },
+        { id: 7, name: 'Seven', categoryId: 7, status: 'available' },
+        { id: 2 ** 40, name: 'Far', categoryId: 1 },
+      ],
+    })
+    const all = await store.list({ limit: 10 })
+    assert.deepEqual(
+      all.map((pet) => pet.id),
+      [7, 40, 2 ** 40, 2 ** 40 + 1],
+    )
+    // Ids are sparse here, so get cannot find a pet at `id - 1` and searches.
+    for (const pet of all) assert.equal(await store.get(pet.id), pet)
+    for (const id of [0, -1, 1, 6, 8, 39, 41, 7.5, 2 ** 40 - 1, 2 ** 40 + 2, Number.MAX_SAFE_INTEGER]) {
+      assert.equal(await store.get(id), undefined, String(id))
+    }
+    const created = await store.create({ name: 'Created', categoryId: 6 })
+    assert.equal(created.id, 2 ** 40 + 2)
+    assert.equal(await store.get(created.id), created)
+  })
+
+  it('refuses duplicate, non-integer and non-positive ids', () => {
+    for (const ids of [[3, 3], [0], [-2], [1.5], [Number.MAX_SAFE_INTEGER + 1]]) {
+      assert.throws(() => memoryStore({ pets: ids.map((id) => ({ id, name: 'x', categoryId: 1 })) }), {
+        name: 'TypeError',
+        message: /seeded pet ids must be unique positive integers/,
+      })
+    }
+  })
+
+  it('finds pets by id with dense ids too, and returns frozen pets without a status key when none was given', async () => {
+    const store = memoryStore()
+    const pets = []
+    for (let i = 0; i < 100; i++) pets.push(await store.create({ name: `p${i}`, categoryId: i }))
+    for (const pet of pets) assert.equal(await store.get(pet.id), pet)
+    assert.ok(Object.isFrozen(pets[0]))
+    assert.deepEqual(Object.keys(pets[0]!), ['id', 'name', 'categoryId'])
+    assert.equal(await store.get(101), undefined)
+  })
+})
