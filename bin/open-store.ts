@@ -4,9 +4,6 @@
  * @module
  */
 import { memoryStore, type PetStore } from '../src/index.js'
-import { mysqlStore } from '../src/stores/mysql.js'
-import { postgresStore } from '../src/stores/postgres.js'
-import { sqliteStore } from '../src/stores/sqlite.js'
 import { UsageError } from './options.js'
 
 /**
@@ -14,14 +11,17 @@ import { UsageError } from './options.js'
  * `postgres://…` / `postgresql://…` (`?schema=NAME` puts the tables in that schema)
  * or `mysql://…`.
  */
-export function openStore(db: string): PetStore {
+export async function openStore(db: string): Promise<PetStore> {
   if (db === 'memory') return memoryStore()
   if (db.startsWith('sqlite:')) {
     const path = db.slice('sqlite:'.length).replace(/^\/\/(?=\/)/, '')
     if (path === '') throw new UsageError('--db sqlite: needs a file path, e.g. sqlite:./petstore.db')
+    // Loaded only when asked for: kysely and a driver are most of the binary's start-up time.
+    const { sqliteStore } = await import('../src/stores/sqlite.js')
     return sqliteStore({ path })
   }
   if (/^postgres(ql)?:\/\//.test(db)) {
+    const { postgresStore } = await import('../src/stores/postgres.js')
     // `schema` is ours, not a connection parameter: take it out before pg sees the URL.
     const url = new URL(db)
     const schema = url.searchParams.get('schema')
@@ -29,7 +29,10 @@ export function openStore(db: string): PetStore {
     url.searchParams.delete('schema')
     return postgresStore({ connectionString: url.href }, { schema: schema || undefined })
   }
-  if (db.startsWith('mysql://')) return mysqlStore({ uri: db })
+  if (db.startsWith('mysql://')) {
+    const { mysqlStore } = await import('../src/stores/mysql.js')
+    return mysqlStore({ uri: db })
+  }
   // Never echo credentials of a mistyped URL.
   throw new UsageError(
     `--db must be memory, sqlite:PATH, postgres://… or mysql://…, got "${db.replace(/\/\/[^@/]*@/, '//***@')}"`,

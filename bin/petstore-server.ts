@@ -70,7 +70,7 @@ async function main(): Promise<void> {
 
   let store: PetStore
   try {
-    store = openStore(options.db)
+    store = await openStore(options.db)
     // Reach the database now, so that a bad --db fails here and not on the first request.
     await (store.ping?.() ?? store.list({ limit: 1 }))
   } catch (error) {
