@@ -96,6 +96,9 @@ export const ErrorSchema = v.object({
   ),
 })
 
+const INT64_MIN = -(2n ** 63n)
+const INT64_MAX = 2n ** 63n - 1n
+
 /** A decimal integer as written in a URL: digits only, with an optional minus sign. */
 const decimal = (sign: boolean) => v.regex(sign ? /^-?[0-9]+$/ : /^[0-9]+$/, 'must be a decimal integer')
 
@@ -129,8 +132,9 @@ export const PetIdSchema = v.pipe(
   checkWithSchema(
     (id: string) =>
       !/^-?[0-9]+$/.test(id) ||
-      // The length check first: BigInt() of a million digits is slow, and no int64 has more than 20 characters.
-      (id.length <= 20 && BigInt(id) >= -(2n ** 63n) && BigInt(id) < 2n ** 63n),
+      // Up to 18 digits is always an int64; past 20 characters never (and BigInt() of a million digits is slow).
+      id.length <= 18 ||
+      (id.length <= 20 && BigInt(id) >= INT64_MIN && BigInt(id) <= INT64_MAX),
     'must be a 64-bit integer',
     {},
   ),
