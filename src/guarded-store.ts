@@ -7,9 +7,9 @@
  * @module
  */
 import * as v from 'valibot'
-import { type Limits, waitFor } from './deadline.js'
+import { aborted, type Limits, waitFor } from './deadline.js'
 import { type Pet, PetSchema } from './schemas.js'
-import { isBuiltIn, type JsonPage, LIST_JSON, type ListQuery, type PetStore } from './store.js'
+import { ANSWERS_AT_ONCE, isBuiltIn, type JsonPage, LIST_JSON, type ListQuery, type PetStore } from './store.js'
 
 /** A Pet and nothing else: what a store may return. Built from PetSchema, the one source of truth. */
 const StoredPetSchema = v.strictObject(PetSchema.entries)
@@ -63,6 +63,15 @@ export interface GuardedStore extends Pick<PetStore, 'create' | 'get' | 'list'> 
  * ```
  */
 export function guardStore(store: PetStore, limits: Limits): GuardedStore {
+  if (isBuiltIn(store) && store[ANSWERS_AT_ONCE]) {
+    // Work not yet begun for a client that has gone is never begun; begun, it is done at once.
+    const now = <T>(work: () => Promise<T>): Promise<T> => (limits.signal?.aborted ? Promise.reject(aborted()) : work())
+    return {
+      create: (pet) => now(() => store.create(pet)),
+      get: (id) => now(() => store.get(id)),
+      list: (query) => now(() => store.list(query)),
+    }
+  }
   if (isBuiltIn(store)) {
     const listJson = store[LIST_JSON]
     return {

@@ -57,10 +57,16 @@ export interface JsonPage {
  */
 export const BUILT_IN = Symbol.for('petstore-server.builtInStore')
 export const LIST_JSON = Symbol.for('petstore-server.listJson')
+/**
+ * Marks a store whose every call settles before it returns (the memory store): no timeout
+ * can fire and no client can go away while it works, so the handler arms neither.
+ */
+export const ANSWERS_AT_ONCE = Symbol.for('petstore-server.answersAtOnce')
 
 /** A store of this package: {@link BUILT_IN} set, {@link LIST_JSON} where the store can. */
 export interface BuiltInStore extends PetStore {
   readonly [BUILT_IN]: true
+  readonly [ANSWERS_AT_ONCE]?: true
   /** The page `{ status, limit, after }` as JSON text, with `limit` the page size itself (not one more). */
   [LIST_JSON]?(query: ListQuery): Promise<JsonPage>
 }

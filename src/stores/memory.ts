@@ -5,7 +5,7 @@
  * @module
  */
 import type { NewPet, Pet, PetStatus } from '../schemas.js'
-import { BUILT_IN, type BuiltInStore, type ListQuery, type PetStore } from '../store.js'
+import { ANSWERS_AT_ONCE, BUILT_IN, type BuiltInStore, type ListQuery, type PetStore } from '../store.js'
 
 /** Options of {@link memoryStore}. */
 export interface MemoryStoreOptions {
@@ -75,6 +75,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): PetStore {
 
   const store: BuiltInStore = {
     [BUILT_IN]: true,
+    [ANSWERS_AT_ONCE]: true,
     async create(pet) {
       const stored = freeze(lastId + 1, pet)
       add(stored)
