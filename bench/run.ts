@@ -48,16 +48,16 @@
 // share the generator's one core and add no capacity; unpinned, they would
 // take CPU from the servers. On a machine with more cores, pin the servers and
 // the generator to disjoint sets instead.
-import { execFileSync } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { existsSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs'
 import { mkdtemp } from 'node:fs/promises'
-import { availableParallelism, tmpdir } from 'node:os'
+import { tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { performance } from 'node:perf_hooks'
 import { parseArgs } from 'node:util'
 import autocannon from 'autocannon'
 import { compareAnswers, compareData } from './parity.js'
+import { pinCpus } from './pinning.js'
 import {
   formatGroup,
   type Group,
@@ -205,21 +205,6 @@ function newestSource(): number {
   const dirs = ['src', 'bin', 'adapters'].map((dir) => join(ROOT, dir)).filter((dir) => existsSync(dir))
   const files = dirs.flatMap((dir) => readdirSync(dir, { recursive: true }).map((file) => join(dir, String(file))))
   return Math.max(0, ...files.map((file) => statSync(file).mtimeMs))
-}
-
-/**
- * Pins this process (autocannon) to CPU 1 and returns the prefix that starts
- * servers on CPU 0; empty when that is not possible (no taskset, one CPU).
- */
-function pinCpus(): { serverPrefix: string[]; how: string } {
-  if (availableParallelism() < 2) return { serverPrefix: [], how: 'not pinned (fewer than 2 CPUs)' }
-  try {
-    execFileSync('taskset', ['--cpu-list', '0', 'true'], { stdio: 'ignore' })
-    execFileSync('taskset', ['--all-tasks', '--cpu-list', '--pid', '1', String(process.pid)], { stdio: 'ignore' })
-  } catch {
-    return { serverPrefix: [], how: 'not pinned (taskset missing or not allowed)' }
-  }
-  return { serverPrefix: ['taskset', '--cpu-list', '0'], how: 'servers on CPU 0, load generator on CPU 1' }
 }
 
 function log(message: string): void {

@@ -26,16 +26,18 @@
 //
 // The database server is not pinned: on this machine it competes with the binary and autocannon.
 // A measurement, not a test: on a shared machine numbers move; compare ratios.
-import { execFileSync } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import type { EventEmitter } from 'node:events'
 import { existsSync, mkdtempSync, rmSync } from 'node:fs'
-import { availableParallelism, tmpdir } from 'node:os'
+import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import autocannon, { type Options as AutocannonOptions, type Result } from 'autocannon'
 import { encodeCursor } from '../src/cursor.js'
+import { seedPostgres, seedSqlite } from './bulk-seed.js'
+import { pinCpus } from './pinning.js'
+import { random } from './random.js'
 import { type ServerProcess, startServer } from './server-process.js'
 
 const STORES = ['memory', 'sqlite', 'postgres'] as const
@@ -72,49 +74,16 @@ async function cleanUp(downTo = 0): Promise<void> {
   }
 }
 
-/** A small deterministic generator, so every run asks for the same ids. */
-function random(seed: number): () => number {
-  let state = seed >>> 0 || 1
-  return () => {
-    state ^= state << 13
-    state ^= state >>> 17
-    state ^= state << 5
-    return (state >>> 0) / 2 ** 32
-  }
-}
-
-/** Pins this process to CPU 1; the prefix that starts the binary on CPU 0 (empty when impossible). */
-function pinCpus(): { prefix: string[]; how: string } {
-  if (availableParallelism() < 2) return { prefix: [], how: 'not pinned (fewer than 2 CPUs)' }
-  try {
-    execFileSync('taskset', ['--all-tasks', '--cpu-list', '--pid', '1', String(process.pid)], { stdio: 'ignore' })
-  } catch {
-    return { prefix: [], how: 'not pinned (taskset missing or not allowed)' }
-  }
-  return { prefix: ['taskset', '--cpu-list', '0'], how: 'server on CPU 0, autocannon on CPU 1' }
-}
-
 // ——— databases ———
 
 /** A SQLite file of `size` pets: the table made by the store's Migrator, then one INSERT … SELECT. */
 async function sqliteFile(dir: string, size: number): Promise<string> {
   const { sqliteStore } = await import('../src/stores/sqlite.js')
-  const { loadSqliteDriver } = await import('../src/stores/sqlite-drivers.js')
   const path = join(dir, `scale-${size}.db`)
   const store = sqliteStore({ path })
   await store.ping?.()
   await store.close?.()
-  const { open } = await loadSqliteDriver()
-  const database = open(path)
-  try {
-    database
-      .prepare(`with recursive n(i) as (select 1 union all select i + 1 from n where i < ?)
-        insert into petstore_pets (name, category_id, status)
-        select 'pet ' || i, i, case i % 4 when 1 then 'available' when 2 then 'pending' when 3 then 'sold' end from n`)
-      .run([size])
-  } finally {
-    database.close()
-  }
+  await seedSqlite(path, size)
   return `sqlite:${path}`
 }
 
@@ -143,12 +112,7 @@ async function postgresSchema(size: number): Promise<string> {
   const store = postgresStore({ connectionString: base.href }, { schema })
   await store.ping?.()
   await store.close?.()
-  await admin(
-    `insert into "${schema}".petstore_pets (name, category_id, status)
-    select 'pet ' || i, i, (array['available', 'pending', 'sold'])[i % 4] from generate_series(1, $1::int) as i`,
-    [size],
-  )
-  await admin(`analyze "${schema}".petstore_pets`)
+  await seedPostgres(admin, schema, size)
   const url = new URL(base.href)
   url.searchParams.set('schema', schema)
   return url.href
@@ -309,7 +273,7 @@ interface StoreResult {
 async function benchStore(
   store: StoreName,
   sizes: number[],
-  options: { duration: number; rounds: number; dir: string; prefix: string[] },
+  options: { duration: number; rounds: number; dir: string; serverPrefix: string[] },
 ): Promise<StoreResult> {
   const servers = new Map<number, ServerProcess>()
   const seedSeconds: Record<number, number> = {}
@@ -324,7 +288,7 @@ async function benchStore(
           : store === 'sqlite'
             ? await sqliteFile(options.dir, size)
             : await postgresSchema(size)
-      const command = [...options.prefix, process.execPath, BINARY, '--port', '0', '--key', KEY, '--db', db]
+      const command = [...options.serverPrefix, process.execPath, BINARY, '--port', '0', '--key', KEY, '--db', db]
       const server = await startServer(`${store} ${formatSize(size)}`, command, ROOT)
       cleanups.push(() => server.stop())
       servers.set(size, server)
@@ -454,7 +418,7 @@ async function main(): Promise<void> {
         notes.push('postgres skipped: set PETSTORE_BENCH_POSTGRES_URL (or PETSTORE_TEST_POSTGRES_URL)')
         continue
       }
-      results.push(await benchStore(store, sizes, { duration, rounds, dir, prefix: pinning.prefix }))
+      results.push(await benchStore(store, sizes, { duration, rounds, dir, serverPrefix: pinning.serverPrefix }))
     }
   } finally {
     await cleanUp()

@@ -36,6 +36,8 @@ import { parseArgs } from 'node:util'
 import { memoryStore } from '../src/index.js'
 import type { NewPet, PetStatus } from '../src/schemas.js'
 import { isBuiltIn, LIST_JSON, type ListQuery, type PetStore } from '../src/store.js'
+import { seedPostgres, seedSqlite } from './bulk-seed.js'
+import { random } from './random.js'
 
 const STORES = ['memory', 'sqlite', 'postgres'] as const
 type StoreName = (typeof STORES)[number]
@@ -62,17 +64,6 @@ type Answer =
 const log = (line: string) => process.stderr.write(`${line}\n`)
 
 // ——— child: one store of one size ———
-
-/** A small deterministic generator, so every run asks for the same ids. */
-function random(seed: number): () => number {
-  let state = seed >>> 0 || 1
-  return () => {
-    state ^= state << 13
-    state ^= state >>> 17
-    state ^= state << 5
-    return (state >>> 0) / 2 ** 32
-  }
-}
 
 /** The page as the handler sends it: the store's own JSON text, else JSON.stringify of list(). */
 function pageOf(store: PetStore): (query: ListQuery) => Promise<string> {
@@ -112,22 +103,10 @@ async function openStore(request: Extract<Request, { type: 'open' }>): Promise<P
   }
   if (store === 'sqlite') {
     const { sqliteStore } = await import('../src/stores/sqlite.js')
-    const { loadSqliteDriver } = await import('../src/stores/sqlite-drivers.js')
     const path = join(request.dir, `scale-${size}.db`)
     const sqlite = sqliteStore({ path })
     await sqlite.ping?.()
-    // One statement from a second connection: a million create() calls would take minutes.
-    const { open } = await loadSqliteDriver()
-    const database = open(path)
-    try {
-      database
-        .prepare(`with recursive n(i) as (select 1 union all select i + 1 from n where i < ?)
-          insert into petstore_pets (name, category_id, status)
-          select 'pet ' || i, i, case i % 4 when 1 then 'available' when 2 then 'pending' when 3 then 'sold' end from n`)
-        .run([size])
-    } finally {
-      database.close()
-    }
+    await seedSqlite(path, size)
     return sqlite
   }
   const { postgresStore } = await import('../src/stores/postgres.js')
@@ -138,12 +117,7 @@ async function openStore(request: Extract<Request, { type: 'open' }>): Promise<P
   const admin = new pg.Client({ connectionString: url })
   await admin.connect()
   try {
-    await admin.query(
-      `insert into "${schema}".petstore_pets (name, category_id, status)
-      select 'pet ' || i, i, (array['available', 'pending', 'sold'])[i % 4] from generate_series(1, $1::int) as i`,
-      [size],
-    )
-    await admin.query(`analyze "${schema}".petstore_pets`)
+    await seedPostgres((statement, values) => admin.query(statement, values), schema ?? '', size)
   } finally {
     await admin.end()
   }
