@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { type ApiAnswer, toResponse } from './exchange.js'
+import type { ApiAnswer } from './exchange.js'
 import type { ErrorBody } from './schemas.js'
 
 const BRAND = Symbol.for('petstore-server.PetstoreError')
@@ -129,9 +129,4 @@ export function errorAnswer(error: unknown): ApiAnswer {
   } catch {
     return build(internal())
   }
-}
-
-/** {@link errorAnswer} as a web `Response`. */
-export function errorResponse(error: unknown): Response {
-  return toResponse(errorAnswer(error))
 }
