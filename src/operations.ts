@@ -8,6 +8,7 @@ import { decodeCursor, encodeCursor } from './cursor.js'
 import { PetstoreError } from './errors.js'
 import { type ApiAnswer, type ApiRequest, jsonAnswer } from './exchange.js'
 import type { GuardedStore } from './guarded-store.js'
+import { petJson, petsJson } from './pet-json.js'
 import { ListQuerySchema, NewPetSchema, PetIdSchema } from './schemas.js'
 import { validate } from './validate.js'
 
@@ -45,7 +46,7 @@ export async function listPets(url: URL, { store, basePath }: OperationContext):
     // One row more than asked tells whether a next page exists without a count.
     const rows = await store.list({ status, limit: limit + 1, after })
     const pets = rows.length > limit ? rows.slice(0, limit) : rows
-    body = JSON.stringify(pets)
+    body = petsJson(pets)
     lastId = pets[pets.length - 1]?.id
     more = rows.length > limit
   }
@@ -66,7 +67,7 @@ export async function createPet(
   // valibot's object schema takes arrays for objects; the API does not.
   const input = validate(NewPetSchema, Array.isArray(body) ? null : body, 'body')
   const pet = await store.create(input)
-  return jsonAnswer(JSON.stringify(pet), 201, { location: `${basePath}/pets/${pet.id}` })
+  return jsonAnswer(petJson(pet), 201, { location: `${basePath}/pets/${pet.id}` })
 }
 
 /** `GET /pets/{petId}`: the pet, or 404. */
@@ -81,5 +82,5 @@ export async function getPet(rawId: string, { store }: OperationContext): Promis
   // An int64 beyond the safe range is well-formed, but no pet can have it.
   const pet = Number.isSafeInteger(id) ? await store.get(id) : undefined
   if (!pet) throw new PetstoreError(404, 'not_found', `No pet with id ${text}`)
-  return jsonAnswer(JSON.stringify(pet))
+  return jsonAnswer(petJson(pet))
 }
