@@ -8,9 +8,9 @@
 //   list      the first page, limit 20
 //   filtered  status=sold, limit 100, first page
 //   deep      limit 20 after a random id among the last 1,000 (a page deep in the table, by the cursor)
-//   get       a random id
+//   get       a random id, and the pet as the handler writes it (petJson)
 // A page is what the handler sends: the store's page as JSON text where it writes one
-// ([LIST_JSON]: SQLite, PostgreSQL), else JSON.stringify of list() (memory).
+// ([LIST_JSON]: SQLite, PostgreSQL), else petsJson() of list() (memory), as the handler writes it.
 // Each table prints p50 and p99 in µs and ops/s, and the p99 ratio of the largest size to the
 // smallest, marked ✗ above 1.5 (the target of issue 6).
 //
@@ -34,6 +34,7 @@ import { join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import { memoryStore } from '../src/index.js'
+import { petJson, petsJson } from '../src/pet-json.js'
 import type { NewPet, PetStatus } from '../src/schemas.js'
 import { isBuiltIn, LIST_JSON, type ListQuery, type PetStore } from '../src/store.js'
 import { seedPostgres, seedSqlite } from './bulk-seed.js'
@@ -65,11 +66,11 @@ const log = (line: string) => process.stderr.write(`${line}\n`)
 
 // ——— child: one store of one size ———
 
-/** The page as the handler sends it: the store's own JSON text, else JSON.stringify of list(). */
+/** The page as the handler sends it: the store's own JSON text, else petsJson() of list(). */
 function pageOf(store: PetStore): (query: ListQuery) => Promise<string> {
   const listJson = isBuiltIn(store) ? store[LIST_JSON]?.bind(store) : undefined
   if (listJson) return async (query) => (await listJson(query)).json
-  return async (query) => JSON.stringify(await store.list(query))
+  return async (query) => petsJson(await store.list(query))
 }
 
 function operation(store: PetStore, size: number, name: CaseName, next: () => number): () => Promise<unknown> {
@@ -85,6 +86,7 @@ function operation(store: PetStore, size: number, name: CaseName, next: () => nu
       return async () => {
         const pet = await store.get(1 + Math.floor(next() * size))
         if (pet === undefined) throw new Error('get: a seeded id is missing')
+        return petJson(pet)
       }
   }
 }
@@ -399,7 +401,7 @@ async function main(): Promise<void> {
   }
   const lines = [
     `Stores in process, one call at a time, ${seconds} s per case and size in ${rounds} rounds; Node ${process.versions.node}.`,
-    'A page is the store’s JSON text where it writes one (sqlite, postgres), else JSON.stringify(list()) (memory).',
+    'A page is the store’s JSON text where it writes one (sqlite, postgres), else petsJson(list()) (memory); a get includes petJson(pet).',
     '',
     table(results, sizes),
     '',
