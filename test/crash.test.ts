@@ -18,7 +18,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, describe, type TestContext, test } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
-import pg from 'pg'
+import { inFreshSchema, listAll, mismatchesById } from './helpers/load.js'
 import { request } from './helpers/raw-http.js'
 import { killAll, type RunningServer, startServer } from './helpers/spawn-server.js'
 
@@ -102,38 +102,6 @@ async function loadThenKill(server: RunningServer): Promise<Load> {
   return load
 }
 
-/** Every pet `server` lists, following `Link: rel="next"` from pages of 100. */
-async function listAll(server: RunningServer): Promise<Pet[]> {
-  const pets: Pet[] = []
-  let path: string | undefined = '/v1/pets?limit=100'
-  while (path) {
-    const answer = await request(false, server.port, { path, headers: AUTH })
-    assert.equal(answer.status, 200, `GET ${path}: ${answer.text}`)
-    pets.push(...(JSON.parse(answer.text) as Pet[]))
-    path = /<([^>]+)>;\s*rel="next"/.exec(String(answer.headers.link ?? ''))?.[1]
-  }
-  return pets
-}
-
-/** Acknowledged pets that `GET /v1/pets/{id}` does not answer exactly as created. */
-async function mismatchesById(server: RunningServer, pets: Pet[]): Promise<string[]> {
-  const agent = new http.Agent({ keepAlive: true, maxSockets: WORKERS })
-  const wrong: string[] = []
-  let next = 0
-  const worker = async () => {
-    while (next < pets.length) {
-      const pet = pets[next++]!
-      const answer = await request(agent, server.port, { path: `/v1/pets/${pet.id}`, headers: AUTH })
-      if (answer.status !== 200 || answer.text !== JSON.stringify(pet)) {
-        wrong.push(`${pet.id}: ${answer.status} ${answer.text}, created as ${JSON.stringify(pet)}`)
-      }
-    }
-  }
-  await Promise.all(Array.from({ length: WORKERS }, worker))
-  agent.destroy()
-  return wrong
-}
-
 async function crashAndRestart(t: TestContext, db: string, afterKill: () => string = () => ''): Promise<void> {
   const args = ['--port', '0', '--key', KEY, '--db', db]
   const first = await startServer(args)
@@ -151,7 +119,7 @@ async function crashAndRestart(t: TestContext, db: string, afterKill: () => stri
     const note = afterKill()
 
     second = await startServer(args)
-    const listed = await listAll(second)
+    const listed = await listAll(second.url, KEY, 100)
     for (let i = 1; i < listed.length; i++) {
       assert.ok(listed[i - 1]!.id < listed[i]!.id, 'listed in ascending id order, each once')
     }
@@ -165,7 +133,10 @@ async function crashAndRestart(t: TestContext, db: string, afterKill: () => stri
       const { id, ...fields } = pet
       assert.deepEqual(fields, load.sent.get(pet.name), `pet ${id}, never acknowledged, is one that was sent`)
     }
-    assert.deepEqual((await mismatchesById(second, acknowledged)).slice(0, 5), [], 'each acknowledged pet by id')
+    const agent = new http.Agent({ keepAlive: true, maxSockets: WORKERS })
+    const read = (pet: Pet) => request(agent, second!.port, { path: `/v1/pets/${pet.id}`, headers: AUTH })
+    const wrong = await mismatchesById(acknowledged, read, WORKERS).finally(() => agent.destroy())
+    assert.deepEqual(wrong.slice(0, 5), [], 'each acknowledged pet by id')
 
     // Ids go on after the highest one acknowledged or stored: none reused.
     const highest = Math.max(0, ...ids, ...listed.map((pet) => pet.id))
@@ -209,19 +180,6 @@ describe('crash safety: SIGKILL mid-load, restart on the same database', { concu
   })
 
   test('PostgreSQL', { skip: POSTGRES_URL ? false : 'PETSTORE_TEST_POSTGRES_URL is not set' }, async (t) => {
-    const schema = `petstore_crash_${process.pid}_${Date.now()}`
-    const url = new URL(POSTGRES_URL!)
-    url.searchParams.set('schema', schema)
-    try {
-      await crashAndRestart(t, url.href)
-    } finally {
-      const client = new pg.Client({ connectionString: POSTGRES_URL })
-      await client.connect()
-      try {
-        await client.query(`drop schema if exists "${schema}" cascade`)
-      } finally {
-        await client.end()
-      }
-    }
+    await inFreshSchema(POSTGRES_URL!, 'petstore_crash', (url) => crashAndRestart(t, url))
   })
 })

@@ -22,6 +22,7 @@ import { join } from 'node:path'
 import { after, describe, type TestContext, test } from 'node:test'
 import mysql from 'mysql2/promise'
 import pg from 'pg'
+import { createMany, listAll, mismatchesById, nthPet, type Pet } from './helpers/load.js'
 import { killAll, type RunningServer, startServer } from './helpers/spawn-server.js'
 
 const PROCESSES = 3
@@ -35,14 +36,6 @@ const KEY = 'multiprocess-key'
 const HEADERS = { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' }
 /** The binary's default tables (it has no flag to rename them). */
 const TABLES = ['petstore_pets', 'petstore_migration', 'petstore_migration_lock']
-const STATUSES = ['available', 'pending', 'sold', undefined] as const
-
-interface Pet {
-  id: number
-  name: string
-  categoryId: number
-  status?: string
-}
 
 /** A database the processes share. */
 interface Target {
@@ -126,83 +119,10 @@ function mysqlTarget(url: string): Target {
   }
 }
 
-interface Load {
-  created: Pet[]
-  /** Every answer that was not a 201, or the error of a request that got none. */
-  failures: string[]
-  ms: number
-}
-
-/**
- * `count` creates through `server` with {@link IN_FLIGHT} in flight, each with
- * a name no other create uses. Global fetch is undici with keep-alive, so the
- * connections are reused and the load is the server's, not TCP's.
- */
-async function createMany(server: RunningServer, index: number, count: number): Promise<Load> {
-  const created: Pet[] = []
-  const failures: string[] = []
-  let next = 0
-  const start = performance.now()
-  const worker = async () => {
-    while (next < count) {
-      const i = next++
-      const pet = {
-        name: `p${index}-${i}`,
-        categoryId: (index * count + i) % 97,
-        status: STATUSES[i % STATUSES.length],
-      }
-      try {
-        const res = await fetch(`${server.url}/pets`, { method: 'POST', headers: HEADERS, body: JSON.stringify(pet) })
-        const text = await res.text()
-        if (res.status === 201) created.push(JSON.parse(text) as Pet)
-        else failures.push(`${res.status} ${text}`)
-      } catch (error) {
-        failures.push(`fetch failed: ${(error as Error).cause ?? error}`)
-      }
-    }
-  }
-  await Promise.all(Array.from({ length: IN_FLIGHT }, worker))
-  return { created, failures, ms: performance.now() - start }
-}
-
-/** Every pet `server` lists, following `Link: rel="next"` from the first page of {@link PAGE}. */
-async function listAll(server: RunningServer): Promise<Pet[]> {
-  const pets: Pet[] = []
-  let url: string | undefined = `${server.url}/pets?limit=${PAGE}`
-  while (url) {
-    const res: Response = await fetch(url, { headers: HEADERS })
-    const text = await res.text()
-    assert.equal(res.status, 200, `GET ${url}: ${text}`)
-    const page = JSON.parse(text) as Pet[]
-    assert.ok(page.length <= PAGE, `GET ${url}: ${page.length} pets on a page of ${PAGE}`)
-    pets.push(...page)
-    const next = /<([^>]+)>;\s*rel="next"/.exec(res.headers.get('link') ?? '')?.[1]
-    url = next === undefined ? undefined : new URL(next, server.origin).href
-  }
-  return pets
-}
-
-/** Ids (of `expected`) that `server` does not answer with exactly `expected`'s pet, with what it said. */
-async function mismatchesById(server: RunningServer, expected: Pet[]): Promise<string[]> {
-  const wrong: string[] = []
-  let next = 0
-  const worker = async () => {
-    while (next < expected.length) {
-      const pet = expected[next++]!
-      const res = await fetch(`${server.url}/pets/${pet.id}`, { headers: HEADERS })
-      const text = await res.text()
-      if (res.status !== 200) wrong.push(`${pet.id}: ${res.status} ${text}`)
-      else {
-        try {
-          assert.deepEqual(JSON.parse(text), pet)
-        } catch {
-          wrong.push(`${pet.id}: ${text}, created as ${JSON.stringify(pet)}`)
-        }
-      }
-    }
-  }
-  await Promise.all(Array.from({ length: IN_FLIGHT }, worker))
-  return wrong
+/** `GET url` with the key: its status and text. */
+async function fetchText(url: string): Promise<{ status: number; text: string }> {
+  const res = await fetch(url, { headers: HEADERS })
+  return { status: res.status, text: await res.text() }
 }
 
 /** `failures` grouped by status (or error), with one example each: the numbers to act on. */
@@ -253,7 +173,15 @@ async function run(t: TestContext, target: Target): Promise<void> {
     servers = await startAll(target.db, PROCESSES)
     const ready = performance.now()
 
-    const loads = await Promise.all(servers.map((server, index) => createMany(server, index, CREATES_PER_PROCESS)))
+    const loads = await Promise.all(
+      servers.map((server, index) =>
+        createMany(server.url, KEY, {
+          count: CREATES_PER_PROCESS,
+          inFlight: IN_FLIGHT,
+          petOf: (i) => nthPet(`p${index}-${i}`, index * CREATES_PER_PROCESS + i),
+        }),
+      ),
+    )
     const loaded = performance.now()
     const created = loads.flatMap((load) => load.created)
     const failures = loads.flatMap((load) => load.failures)
@@ -272,7 +200,7 @@ async function run(t: TestContext, target: Target): Promise<void> {
 
     // Each process lists exactly the acknowledged pets: in ascending id order, each once, none missing, none extra.
     for (const [index, server] of servers.entries()) {
-      const listed = await listAll(server)
+      const listed = await listAll(server.url, KEY, PAGE)
       for (let i = 1; i < listed.length; i++) {
         assert.ok(listed[i - 1]!.id < listed[i]!.id, `process ${index} lists ids in ascending order, each once`)
       }
@@ -282,7 +210,10 @@ async function run(t: TestContext, target: Target): Promise<void> {
     // And by id: each pet from the next process over, so every read crosses processes. (All ids from
     // every process would triple the slowest part of the test and add nothing that listing has not shown.)
     const wrong = await Promise.all(
-      loads.map((load, index) => mismatchesById(servers[(index + 1) % PROCESSES]!, load.created)),
+      loads.map((load, index) => {
+        const reader = servers[(index + 1) % PROCESSES]!
+        return mismatchesById(load.created, (pet) => fetchText(`${reader.url}/pets/${pet.id}`), IN_FLIGHT)
+      }),
     )
     for (const [index, list] of wrong.entries()) {
       const reader = (index + 1) % PROCESSES
@@ -332,7 +263,7 @@ async function race(t: TestContext, target: Target): Promise<void> {
       created.push(JSON.parse(text) as Pet)
     }
     for (const [index, server] of servers.entries()) {
-      assert.deepEqual(await listAll(server), created, `process ${index} lists the ${RACERS} pets`)
+      assert.deepEqual(await listAll(server.url, KEY, PAGE), created, `process ${index} lists the ${RACERS} pets`)
     }
     await stopAll(servers)
     t.diagnostic(`${RACERS} processes ready in ${Math.round(ready - started)} ms on a database without tables`)

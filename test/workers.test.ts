@@ -24,8 +24,8 @@ import { join } from 'node:path'
 import { finished } from 'node:stream/promises'
 import { after, describe, type TestContext, test } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
-import pg from 'pg'
 import { parseCli, UsageError } from '../bin/options.js'
+import { createMany, inFreshSchema, listAll, mismatchesById, nthPet } from './helpers/load.js'
 import { request } from './helpers/raw-http.js'
 import { killAll, type RunningServer, runToExit, startServer } from './helpers/spawn-server.js'
 
@@ -34,14 +34,6 @@ const CREATES = 2000
 /** Clients sending at once: each holds a keep-alive connection, which the primary hands to a worker in turn. */
 const CLIENTS = 50
 const PAGE = 100
-const STATUSES = ['available', 'pending', 'sold', undefined] as const
-
-interface Pet {
-  id: number
-  name: string
-  categoryId: number
-  status?: string
-}
 
 const tempDirs: string[] = []
 function tempDir(): string {
@@ -95,74 +87,12 @@ async function stopCleanly(server: RunningServer, signal: NodeJS.Signals): Promi
   assert.deepEqual(exit, { code: 0, signal: null }, `exit 0 on ${signal}; stderr:\n${server.stderr()}`)
 }
 
-/** `count` creates, {@link CLIENTS} at a time over keep-alive connections (global fetch pools them). */
-async function createMany(server: RunningServer, count: number): Promise<{ created: Pet[]; failures: string[] }> {
-  const created: Pet[] = []
-  const failures: string[] = []
-  let next = 0
-  const client = async () => {
-    while (next < count) {
-      const i = next++
-      const pet = { name: `w-${i}`, categoryId: i % 97, status: STATUSES[i % STATUSES.length] }
-      try {
-        const res = await fetch(`${server.url}/pets`, {
-          method: 'POST',
-          headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' },
-          body: JSON.stringify(pet),
-        })
-        const text = await res.text()
-        if (res.status === 201) created.push(JSON.parse(text) as Pet)
-        else failures.push(`${res.status} ${text}`)
-      } catch (error) {
-        failures.push(`fetch failed: ${(error as Error).cause ?? error}`)
-      }
-    }
-  }
-  await Promise.all(Array.from({ length: CLIENTS }, client))
-  return { created, failures }
-}
-
 /** `GET path` on a connection of its own, closed after the answer: the next request may reach another worker. */
 function freshGet(server: RunningServer, path: string, key = KEY) {
   return request(false, server.port, {
     path: new URL(server.url).pathname + path,
     headers: { authorization: `Bearer ${key}`, connection: 'close' },
   })
-}
-
-/** The pets of `expected` that `server` does not answer with, by id, each over a fresh connection. */
-async function mismatchesById(server: RunningServer, expected: Pet[]): Promise<string[]> {
-  const wrong: string[] = []
-  let next = 0
-  const client = async () => {
-    while (next < expected.length) {
-      const pet = expected[next++]!
-      try {
-        const answer = await freshGet(server, `/pets/${pet.id}`)
-        if (answer.status !== 200 || answer.text !== JSON.stringify(pet)) {
-          wrong.push(`${pet.id}: ${answer.status} ${answer.text}, created as ${JSON.stringify(pet)}`)
-        }
-      } catch (error) {
-        wrong.push(`${pet.id}: ${(error as Error).message}`)
-      }
-    }
-  }
-  await Promise.all(Array.from({ length: CLIENTS }, client))
-  return wrong
-}
-
-/** Every listed pet, following `Link: rel="next"` from pages of {@link PAGE}. */
-async function listAll(server: RunningServer): Promise<Pet[]> {
-  const pets: Pet[] = []
-  let path: string | undefined = `${new URL(server.url).pathname}/pets?limit=${PAGE}`
-  while (path) {
-    const res: Response = await fetch(new URL(path, server.origin), { headers: { authorization: `Bearer ${KEY}` } })
-    const text = await res.text()
-    assert.equal(res.status, 200, `GET ${path}: ${text}`)
-    pets.push(...(JSON.parse(text) as Pet[]))
-    path = /<([^>]+)>;\s*rel="next"/.exec(res.headers.get('link') ?? '')?.[1]
-  }
-  return pets
 }
 
 /** Two workers on `db`: the ready line once, concurrent creates, every pet read back and listed, both workers busy. */
@@ -177,16 +107,24 @@ async function loadThroughTwoWorkers(t: TestContext, db: string): Promise<void> 
     assert.equal(new Set(pids).size, 2, `two distinct workers: ${server.stderr()}`)
     const ready = performance.now()
 
-    const { created, failures } = await createMany(server, CREATES)
+    const { created, failures } = await createMany(server.url, KEY, {
+      count: CREATES,
+      inFlight: CLIENTS,
+      petOf: (i) => nthPet(`w-${i}`, i),
+    })
     const loaded = performance.now()
     assert.deepEqual(failures.slice(0, 5), [], `${failures.length} of ${CREATES} creates were not 201`)
     assert.equal(created.length, CREATES)
     assert.equal(new Set(created.map((pet) => pet.id)).size, CREATES, 'every created pet has an id of its own')
 
     const expected = created.toSorted((a, b) => a.id - b.id)
-    const wrong = await mismatchesById(server, expected)
+    const wrong = await mismatchesById(expected, (pet) => freshGet(server, `/pets/${pet.id}`), CLIENTS)
     assert.deepEqual(wrong.slice(0, 5), [], `${wrong.length} pets not read back as created`)
-    assert.deepEqual(await listAll(server), expected, 'the list holds every created pet exactly once, in id order')
+    assert.deepEqual(
+      await listAll(server.url, KEY, PAGE),
+      expected,
+      'the list holds every created pet exactly once, in id order',
+    )
     const verified = performance.now()
 
     await stopCleanly(server, 'SIGTERM')
@@ -220,20 +158,7 @@ describe('petstore-server --workers', { concurrency: 1 }, () => {
     skip: POSTGRES_URL ? false : 'PETSTORE_TEST_POSTGRES_URL is not set',
     timeout: 60_000,
   }, async (t) => {
-    const schema = `petstore_workers_${process.pid}_${Date.now()}`
-    const url = new URL(POSTGRES_URL!)
-    url.searchParams.set('schema', schema)
-    try {
-      await loadThroughTwoWorkers(t, url.href)
-    } finally {
-      const client = new pg.Client({ connectionString: POSTGRES_URL })
-      await client.connect()
-      try {
-        await client.query(`drop schema if exists "${schema}" cascade`)
-      } finally {
-        await client.end()
-      }
-    }
+    await inFreshSchema(POSTGRES_URL!, 'petstore_workers', (url) => loadThroughTwoWorkers(t, url))
   })
 
   test('a generated key is printed once and accepted by every worker; a dead worker is replaced; SIGINT stops all', {
