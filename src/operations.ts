@@ -8,7 +8,7 @@ import { decodeCursor, encodeCursor } from './cursor.js'
 import { PetstoreError } from './errors.js'
 import { type ApiAnswer, type ApiRequest, jsonAnswer } from './exchange.js'
 import type { GuardedStore } from './guarded-store.js'
-import { petJson, petsJson } from './pet-json.js'
+import { jsonPageOf, petJson } from './pet-json.js'
 import { ListQuerySchema, NewPetSchema, PetIdSchema } from './schemas.js'
 import { validate } from './validate.js'
 
@@ -36,20 +36,15 @@ export async function listPets(url: URL, { store, basePath }: OperationContext):
   const query = validate(ListQuerySchema, raw, 'query')
   const after = query.cursor === undefined ? undefined : decodeCursor(query.cursor)
   const { status, limit } = query
-  let body: string
-  let lastId: number | undefined
-  let more: boolean
-  if (store.listJson) {
-    // The store writes the page's JSON itself (a SQL database does it faster than rows become objects).
-    ;({ json: body, lastId, more } = await store.listJson({ status, limit, after }))
-  } else {
-    // One row more than asked tells whether a next page exists without a count.
-    const rows = await store.list({ status, limit: limit + 1, after })
-    const pets = rows.length > limit ? rows.slice(0, limit) : rows
-    body = petsJson(pets)
-    lastId = pets[pets.length - 1]?.id
-    more = rows.length > limit
-  }
+  // The store writes the page's JSON itself where it can (a SQL database does it faster than rows become
+  // objects); else one row more than asked tells whether a next page exists without a count.
+  const {
+    json: body,
+    lastId,
+    more,
+  } = store.listJson
+    ? await store.listJson({ status, limit, after })
+    : jsonPageOf(await store.list({ status, limit: limit + 1, after }), limit)
   const headers: Record<string, string> = {}
   if (more && lastId !== undefined) {
     const cursor = encodeCursor(lastId)

@@ -9,6 +9,7 @@
  * @module
  */
 import type { Pet } from './schemas.js'
+import type { JsonPage } from './store.js'
 
 /** What a JSON string must escape: `"`, `\`, control characters, and (to fall back for lone ones) surrogates. */
 // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are exactly what JSON escapes
@@ -36,4 +37,13 @@ export function petsJson(pets: readonly Pet[]): string {
   let text = '['
   for (let i = 0; i < pets.length; i++) text += i === 0 ? petJson(pets[i] as Pet) : `,${petJson(pets[i] as Pet)}`
   return `${text}]`
+}
+
+/**
+ * The page of at most `limit` pets, as JSON, from up to `limit + 1` pets
+ * read: one more than the page tells that more follow, without a count.
+ */
+export function jsonPageOf(pets: readonly Pet[], limit: number): JsonPage {
+  const page = pets.length > limit ? pets.slice(0, limit) : pets
+  return { json: petsJson(page), lastId: page[page.length - 1]?.id, more: pets.length > limit }
 }

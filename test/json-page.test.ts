@@ -2,7 +2,8 @@
  * Pages written as JSON text by the stores themselves (`[LIST_JSON]`, which
  * the handler sends as they are) say exactly what `list()` says: on every
  * SQLite driver that loads here, on PostgreSQL's SQL through PGlite, and on a
- * PostgreSQL server when PETSTORE_TEST_POSTGRES_URL is set. Names that JSON
+ * PostgreSQL server when PETSTORE_TEST_POSTGRES_URL is set, and MySQL's (written
+ * from rows) when PETSTORE_TEST_MYSQL_URL is. Names that JSON
  * must escape (quotes, backslashes, control characters, U+2028, emoji, 255
  * code points) and ids and categoryIds up to ±(2^53−1) must round-trip.
  * (test/helpers/sqlite-roundtrip.ts runs the same check on Node 22, 24 and Bun.)
@@ -16,11 +17,13 @@ import { after, describe, it } from 'node:test'
 import { PGlite } from '@electric-sql/pglite'
 import { Kysely, type KyselyConfig } from 'kysely'
 import { PGliteDialect } from 'kysely-pglite-dialect'
+import mysql from 'mysql2'
 import pg from 'pg'
 import { memoryStore } from '../src/index.js'
 import { isBuiltIn, LIST_JSON, type PetStore } from '../src/store.js'
 import { HOT_PATH, type HotPathTarget } from '../src/stores/hot-path.js'
 import { type KyselyStoreOptions, kyselyStore } from '../src/stores/kysely.js'
+import { mysqlStore } from '../src/stores/mysql.js'
 import { postgresStore } from '../src/stores/postgres.js'
 import { postgresHotPath } from '../src/stores/postgres-hot-path.js'
 import { sqliteStore } from '../src/stores/sqlite.js'
@@ -29,6 +32,7 @@ import { assertJsonPagesMatchList, createHardPets, jsonPages } from './helpers/j
 
 const MAX = Number.MAX_SAFE_INTEGER
 const POSTGRES_URL = process.env.PETSTORE_TEST_POSTGRES_URL
+const MYSQL_URL = process.env.PETSTORE_TEST_MYSQL_URL
 const dir = mkdtempSync(join(tmpdir(), 'petstore-json-page-'))
 after(() => rmSync(dir, { recursive: true, force: true }))
 
@@ -197,6 +201,33 @@ describe('postgresStore pages as JSON, on a PostgreSQL server', {
     } finally {
       for (const store of stores) await store.close?.()
       await pool.end()
+    }
+  })
+})
+
+describe('mysqlStore pages, on a MySQL or MariaDB server', {
+  skip: !MYSQL_URL && 'PETSTORE_TEST_MYSQL_URL not set',
+}, () => {
+  const admin = mysql.createPool({ uri: MYSQL_URL ?? '', connectionLimit: 1, supportBigNumbers: true }).promise()
+  const tables: string[] = []
+  after(async () => {
+    if (tables.length > 0) await admin.query(`drop table if exists ${tables.join(', ')}`)
+    await admin.end()
+  })
+
+  it('match list() on hard names and ids up to 2^53−1 (rows written as JSON by the store)', async () => {
+    const table = freshName()
+    tables.push(table, `${table}_migration`, `${table}_migration_lock`)
+    const store = mysqlStore({ uri: MYSQL_URL ?? '' }, { table })
+    try {
+      await createHardPets(store)
+      await addBigIds((...row) =>
+        admin.query(`insert into ${table} (id, name, category_id, status) values (?, ?, ?, ?)`, row),
+      )
+      const compared = await assertJsonPagesMatchList(store, { extraCursors: [2 ** 32, MAX - 1] })
+      assert.ok(compared > 300, `compared ${compared} pages`)
+    } finally {
+      await store.close?.()
     }
   })
 })

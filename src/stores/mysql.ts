@@ -4,10 +4,12 @@
  * @module
  */
 import { Kysely, MysqlDialect, type MysqlPool, type MysqlPoolConnection } from 'kysely'
-import type { Pool, PoolConnection, PoolOptions } from 'mysql2'
+import type { ExecuteValues, Pool, PoolConnection, PoolOptions } from 'mysql2'
 import { PetstoreError } from '../errors.js'
 import type { PetStore } from '../store.js'
+import { HOT_PATH, type HotPathTarget } from './hot-path.js'
 import { type KyselyStoreOptions, kyselyStore } from './kysely.js'
+import { type MysqlRunner, type MysqlSession, mysqlHotPath } from './mysql-hot-path.js'
 
 /**
  * Where the store connects: a URL, for a pool the store creates (with any
@@ -43,6 +45,12 @@ function ignoreError(): void {
   // The failure is the next query's to report (as 503): nothing to do with it here.
 }
 
+/** `connection`, heard when it fails (see {@link lend}). */
+function listened(connection: PoolConnection): PoolConnection {
+  if (!connection.listeners('error').includes(ignoreError)) connection.on('error', ignoreError)
+  return connection
+}
+
 /**
  * Lends kysely the connections of `pool`, each statement with a client-side timeout, and ends
  * the pool on destroy only when the store owns it. mysql2 listens only once for a connection's
@@ -53,8 +61,7 @@ function lend(pool: Pool, owned: boolean, timeout: number): MysqlPool {
     getConnection(callback) {
       pool.getConnection((error, connection) => {
         if (error) return callback(error, connection)
-        if (!connection.listeners('error').includes(ignoreError)) connection.on('error', ignoreError)
-        callback(null, timed(connection, timeout))
+        callback(null, timed(listened(connection), timeout))
       })
     },
     end(callback) {
@@ -80,6 +87,36 @@ function timed(connection: PoolConnection, timeout: number): MysqlPoolConnection
       )) as MysqlPoolConnection['query'],
     release: () => connection.release(),
   }
+}
+
+/** Statements on `connection`, prepared once per connection (`execute`), each bounded by `timeout` as in {@link timed}. */
+function executeOn(connection: PoolConnection, timeout: number): MysqlRunner {
+  return (sql, values) =>
+    new Promise((resolve, reject) => {
+      connection.execute(
+        { sql, timeout: timeout > 0 ? timeout : undefined },
+        values as ExecuteValues[],
+        (error, result) => {
+          if (error) {
+            if ((error as { code?: unknown }).code === 'PROTOCOL_SEQUENCE_TIMEOUT') connection.destroy()
+            reject(error)
+          } else resolve(result)
+        },
+      )
+    })
+}
+
+/** One connection of `pool` for the statements of `work`, given back after. */
+function sessionOn(pool: Pool, timeout: number): MysqlSession {
+  return (work) =>
+    new Promise((resolve, reject) => {
+      pool.getConnection((error, connection) => {
+        if (error) return reject(error)
+        work(executeOn(listened(connection), timeout))
+          .then(resolve, reject)
+          .finally(() => connection.release())
+      })
+    })
 }
 
 async function openPool(options: PoolOptions): Promise<Pool> {
@@ -109,11 +146,27 @@ async function openPool(options: PoolOptions): Promise<Pool> {
  */
 export function mysqlStore(connection: MysqlConnection, options: MysqlStoreOptions = {}): PetStore {
   const { queryTimeoutMillis = 15_000, ...rest } = options
+  /** The pool, once there is one: kysely lends its connections, the hot path executes on them directly. */
+  let pool: Pool | undefined = 'pool' in connection ? connection.pool : undefined
   const dialect = new MysqlDialect({
     pool:
       'pool' in connection
         ? lend(connection.pool, false, queryTimeoutMillis)
-        : async () => lend(await openPool(connection as PoolOptions), true, queryTimeoutMillis),
+        : async () => {
+            pool = await openPool(connection as PoolOptions)
+            return lend(pool, true, queryTimeoutMillis)
+          },
   })
-  return kyselyStore(new Kysely({ dialect }), { ...rest, destroyOnClose: true })
+  return kyselyStore(new Kysely({ dialect }), {
+    ...rest,
+    destroyOnClose: true,
+    // Prepared statements on the pool, around kysely's builder: see mysql-hot-path.ts for why.
+    [HOT_PATH]: (target: HotPathTarget) => {
+      const open = pool
+      if (open === undefined) throw new Error('mysqlStore: the pool is not open')
+      const session = sessionOn(open, queryTimeoutMillis)
+      const run: MysqlRunner = (sql, values) => session((on) => on(sql, values))
+      return mysqlHotPath(run, session, target)
+    },
+  } as KyselyStoreOptions)
 }
