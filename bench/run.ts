@@ -56,6 +56,7 @@ import { dirname, join, resolve } from 'node:path'
 import { performance } from 'node:perf_hooks'
 import { parseArgs } from 'node:util'
 import autocannon from 'autocannon'
+import { Cleanups } from './cleanups.js'
 import { compareAnswers, compareData } from './parity.js'
 import { pinCpus } from './pinning.js'
 import {
@@ -125,7 +126,7 @@ interface Running {
 }
 
 /** Undo steps for what the run set up (servers, temp dirs), run newest first: after each group, on error, on Ctrl-C. */
-const cleanups: Array<() => Promise<void> | void> = []
+const cleanups = new Cleanups((line) => log(`bench: ${line}`))
 /** Temp dirs not yet removed: the last resort on exit, should a cleanup step never run. */
 const tempDirs = new Set<string>()
 process.on('exit', () => {
@@ -312,16 +313,6 @@ async function prepareStore(store: StoreName): Promise<(server: ServerName) => s
   }
 }
 
-async function cleanUp(): Promise<void> {
-  for (let step = cleanups.pop(); step !== undefined; step = cleanups.pop()) {
-    try {
-      await step()
-    } catch (error) {
-      log(`bench: cleanup: ${(error as Error).message}`)
-    }
-  }
-}
-
 /** One autocannon run, with this process's CPU use over it (autocannon runs in-process). */
 async function load(baseUrl: string, scenario: Scenario, durationSeconds: number): Promise<Measurement> {
   const { request } = scenario
@@ -437,7 +428,7 @@ async function benchGroup(
     setRatios(rows, reference)
     return { name, title, reference, rows, warnings }
   } finally {
-    await cleanUp()
+    await cleanups.run()
   }
 }
 
@@ -491,20 +482,7 @@ function packageVersion(name: string): string {
 }
 
 async function main(): Promise<void> {
-  let stopping = false
-  for (const [signal, code] of [
-    ['SIGINT', 130],
-    ['SIGTERM', 143],
-    ['SIGHUP', 129],
-  ] as const) {
-    process.on(signal, () => {
-      // A repeated Ctrl-C must not kill us halfway through stopping the servers.
-      if (stopping) return
-      stopping = true
-      log(`bench: ${signal}, stopping servers`)
-      void cleanUp().finally(() => process.exit(code))
-    })
-  }
+  cleanups.runOnSignals((signal) => log(`bench: ${signal}, stopping servers`))
   const options = parseOptions()
   const skipped = options.groups.filter(
     (group): group is StoreName =>
@@ -580,6 +558,6 @@ async function main(): Promise<void> {
 
 main().catch(async (error: unknown) => {
   log(`bench: ${error instanceof Error ? error.message : String(error)}`)
-  await cleanUp()
+  await cleanups.run()
   process.exit(1)
 })

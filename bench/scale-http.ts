@@ -36,6 +36,7 @@ import { parseArgs } from 'node:util'
 import autocannon, { type Options as AutocannonOptions, type Result } from 'autocannon'
 import { encodeCursor } from '../src/cursor.js'
 import { seedPostgres, seedSqlite } from './bulk-seed.js'
+import { Cleanups } from './cleanups.js'
 import { pinCpus } from './pinning.js'
 import { random } from './random.js'
 import { type ServerProcess, startServer } from './server-process.js'
@@ -60,19 +61,8 @@ const redact = (url: string) => url.replace(/\/\/[^@/]*@/g, '//***@')
 const formatSize = (size: number) => (size >= 1e6 ? `${size / 1e6}M` : size >= 1e3 ? `${size / 1e3}k` : String(size))
 const formatMs = (ms: number) => (ms >= 10 ? ms.toFixed(1) : ms.toFixed(2))
 
-/** Undo steps: servers, schemas, the temp dir. */
-const cleanups: Array<() => Promise<void> | void> = []
-/** Runs the undo steps newest first until `downTo` are left: after each store, at the end, on error, on Ctrl-C. */
-async function cleanUp(downTo = 0): Promise<void> {
-  while (cleanups.length > downTo) {
-    const step = cleanups.pop()!
-    try {
-      await step()
-    } catch (error) {
-      log(`cleanup: ${(error as Error).message}`)
-    }
-  }
-}
+/** Undo steps: servers, schemas, the temp dir; run after each store, at the end, on error, on Ctrl-C. */
+const cleanups = new Cleanups(log)
 
 // ——— databases ———
 
@@ -277,7 +267,7 @@ async function benchStore(
 ): Promise<StoreResult> {
   const servers = new Map<number, ServerProcess>()
   const seedSeconds: Record<number, number> = {}
-  const cleanupsBefore = cleanups.length
+  const cleanupsBefore = cleanups.size
   try {
     for (const size of sizes) {
       log(`[${store}] ${size.toLocaleString('en')} pets…`)
@@ -329,7 +319,7 @@ async function benchStore(
     return { store, seedSeconds, cases: result }
   } finally {
     // This store's servers and schemas only; the temp dir goes at the very end.
-    await cleanUp(cleanupsBefore)
+    await cleanups.run(cleanupsBefore)
   }
 }
 
@@ -392,18 +382,7 @@ async function main(): Promise<void> {
   }
   if (!existsSync(join(ROOT, BINARY))) throw new Error(`no ${BINARY}: npm run build first`)
 
-  let stopping = false
-  for (const [signal, code] of [
-    ['SIGINT', 130],
-    ['SIGTERM', 143],
-  ] as const) {
-    process.on(signal, () => {
-      if (stopping) return
-      stopping = true
-      log(`${signal}: cleaning up`)
-      void cleanUp().finally(() => process.exit(code))
-    })
-  }
+  cleanups.runOnSignals((signal) => log(`${signal}: cleaning up`))
   const dir = mkdtempSync(join(tmpdir(), 'petstore-scale-http-'))
   cleanups.push(() => rmSync(dir, { recursive: true, force: true }))
   process.on('exit', () => rmSync(dir, { recursive: true, force: true }))
@@ -421,7 +400,7 @@ async function main(): Promise<void> {
       results.push(await benchStore(store, sizes, { duration, rounds, dir, serverPrefix: pinning.serverPrefix }))
     }
   } finally {
-    await cleanUp()
+    await cleanups.run()
   }
 
   if (values.json) {
@@ -449,6 +428,6 @@ async function main(): Promise<void> {
 
 main().catch(async (error: unknown) => {
   log(`scale-http: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`)
-  await cleanUp()
+  await cleanups.run()
   process.exit(1)
 })

@@ -38,6 +38,7 @@ import { petJson, petsJson } from '../src/pet-json.js'
 import type { NewPet, PetStatus } from '../src/schemas.js'
 import { isBuiltIn, LIST_JSON, type ListQuery, type PetStore } from '../src/store.js'
 import { seedPostgres, seedSqlite } from './bulk-seed.js'
+import { Cleanups } from './cleanups.js'
 import { random } from './random.js'
 
 const STORES = ['memory', 'sqlite', 'postgres'] as const
@@ -184,7 +185,11 @@ class Worker {
         if (answer.type === 'error') reject(new Error(`${this.label}: ${answer.message}`))
         else resolve(answer)
       })
-      this.process.send(request)
+      // With a callback, a child already gone (Ctrl-C reaches the whole process group) rejects this
+      // ask instead of emitting an 'error' nobody hears, which would end the run before its cleanup.
+      this.process.send(request, (error) => {
+        if (error) reject(new Error(`${this.label}: the child is gone (${error.message})`))
+      })
     })
   }
   kill(): void {
@@ -223,7 +228,7 @@ interface StoreResult {
 async function benchStore(
   store: StoreName,
   sizes: number[],
-  options: { seconds: number; rounds: number; dir: string; cleanups: Array<() => Promise<void>> },
+  options: { seconds: number; rounds: number; dir: string; cleanups: Cleanups },
 ): Promise<StoreResult> {
   const workers = new Map<number, Worker>()
   const seed: StoreResult['seed'] = {}
@@ -370,11 +375,9 @@ async function main(): Promise<void> {
   const rounds = Math.max(1, Math.trunc(Number(values.rounds)))
 
   const dir = mkdtempSync(join(tmpdir(), 'petstore-scale-'))
-  const cleanups: Array<() => Promise<void>> = [async () => rmSync(dir, { recursive: true, force: true })]
-  const cleanUp = async () => {
-    for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch((error) => log(String(error)))
-  }
-  process.once('SIGINT', () => void cleanUp().finally(() => process.exit(130)))
+  const cleanups = new Cleanups(log)
+  cleanups.push(() => rmSync(dir, { recursive: true, force: true }))
+  cleanups.runOnSignals((signal) => log(`${signal}: cleaning up`))
 
   const results: StoreResult[] = []
   const notes: string[] = []
@@ -392,7 +395,7 @@ async function main(): Promise<void> {
       rss = await memoryRss(sizes.at(-1)!, dir)
     }
   } finally {
-    await cleanUp()
+    await cleanups.run()
   }
 
   if (values.json) {
