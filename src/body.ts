@@ -6,6 +6,7 @@
  */
 import { PetstoreError } from './errors.js'
 import type { ApiRequest } from './exchange.js'
+import { withExactIntegers } from './json-int64.js'
 
 /** `application/json` or any `application/*+json`, parameters (charset) allowed. */
 function isJson(contentType: string): boolean {
@@ -54,9 +55,14 @@ const utf8 = new TextDecoder('utf-8', { fatal: true })
 /**
  * Parses the JSON body of `request`. Throws 415 for another media type, 413
  * past `maxBytes`, 400 `invalid_json` for bytes that are not UTF-8 JSON and
- * 400 `validation_error` for an empty body.
+ * 400 `validation_error` for an empty body. The top-level `exactIntegers`
+ * keys keep integers beyond 2^53 exactly, as bigints.
  */
-export async function readJson(request: ApiRequest, maxBytes: number): Promise<unknown> {
+export async function readJson(
+  request: ApiRequest,
+  maxBytes: number,
+  exactIntegers: readonly string[] = [],
+): Promise<unknown> {
   const contentType = request.header('content-type')
   // Over HTTP a POST without a body still has one, empty: `content-length: 0` says so.
   const body = request.header('content-length') === '0' ? null : request.body()
@@ -81,9 +87,11 @@ export async function readJson(request: ApiRequest, maxBytes: number): Promise<u
     throw new PetstoreError(400, 'invalid_json', 'Request body is not valid UTF-8')
   }
   if (text.trim() === '') throw bodyRequired()
+  let parsed: unknown
   try {
-    return JSON.parse(text)
+    parsed = JSON.parse(text)
   } catch {
     throw new PetstoreError(400, 'invalid_json', 'Request body is not valid JSON')
   }
+  return withExactIntegers(text, parsed, exactIntegers)
 }

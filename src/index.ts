@@ -11,6 +11,7 @@ export { openApiDocument } from './openapi.js'
 export {
   type ErrorBody,
   ErrorSchema,
+  type Int64,
   LimitSchema,
   ListQuerySchema,
   type NewPet,

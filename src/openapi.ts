@@ -10,6 +10,7 @@ import { SUNSET } from './headers.js'
 import {
   ErrorSchema,
   jsonSchemaOfAction,
+  jsonSchemaOfSchema,
   LimitSchema,
   NewPetSchema,
   PetIdSchema,
@@ -32,6 +33,7 @@ const config: ConversionConfig = {
   typeMode: 'output',
   definitions: components,
   overrideRef: ({ referenceId }) => `#/components/schemas/${referenceId}`,
+  overrideSchema: ({ valibotSchema }) => jsonSchemaOfSchema.get(valibotSchema),
   overrideAction: ({ valibotAction, jsonSchema }) => {
     const extra = jsonSchemaOfAction.get(valibotAction)
     return extra && { ...jsonSchema, ...extra }

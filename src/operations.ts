@@ -53,12 +53,15 @@ export async function listPets(url: URL, { store, basePath }: OperationContext):
   return jsonAnswer(body, 200, headers)
 }
 
+/** Body keys whose integers are read digit for digit (int64, beyond what a JSON number holds). */
+const EXACT_INTEGERS = ['categoryId']
+
 /** `POST /pets`: 201 with the stored pet and its `Location`. */
 export async function createPet(
   request: ApiRequest,
   { store, basePath, maxBodyBytes }: OperationContext,
 ): Promise<ApiAnswer> {
-  const body = await readJson(request, maxBodyBytes)
+  const body = await readJson(request, maxBodyBytes, EXACT_INTEGERS)
   // valibot's object schema takes arrays for objects; the API does not.
   const input = validate(NewPetSchema, Array.isArray(body) ? null : body, 'body')
   const pet = await store.create(input)

@@ -15,6 +15,9 @@ const SAFE = Number.MAX_SAFE_INTEGER
  */
 export const jsonSchemaOfAction = new WeakMap<object, Record<string, unknown>>()
 
+/** The same for whole schemas the converter cannot translate (`categoryId`, which may be a bigint). */
+export const jsonSchemaOfSchema = new WeakMap<object, Record<string, unknown>>()
+
 /** A check whose JSON Schema equivalent is known, so the document stays exact. */
 function checkWithSchema<T>(
   requirement: (input: T) => boolean,
@@ -23,6 +26,12 @@ function checkWithSchema<T>(
 ): v.CheckAction<T, string> {
   const action = v.check(requirement, message)
   jsonSchemaOfAction.set(action, jsonSchema)
+  return action
+}
+
+/** An action the document passes over (its result is already described). */
+function inTheDocument<A extends object>(action: A): A {
+  jsonSchemaOfAction.set(action, {})
   return action
 }
 
@@ -54,12 +63,64 @@ const NameSchema = v.pipe(
   checkWithSchema((name: string) => !name.includes('\u0000'), 'must not contain U+0000', {}),
 )
 
+/** The int64 range, −2^63 … 2^63−1. */
+const INT64_MIN = -(2n ** 63n)
+const INT64_MAX = 2n ** 63n - 1n
+
+/**
+ * An int64 as the API holds it: a `number` within ±(2^53−1), where a number
+ * is exact, and a `bigint` beyond, where it would not be. Each value has one
+ * form, so equal values compare equal with `===`.
+ */
+export type Int64 = number | bigint
+
+/**
+ * The {@link Int64} form of an integer given as a number, a bigint or decimal
+ * text (how SQL drivers return int8/BIGINT): a number when it is safe, else a bigint.
+ *
+ * @example
+ * ```ts
+ * int64Of('9223372036854775807') // → 9223372036854775807n
+ * int64Of(7n) // → 7
+ * ```
+ */
+export function int64Of(value: number | bigint | string): Int64 {
+  if (typeof value === 'number') return value
+  const number = Number(value)
+  return Number.isSafeInteger(number) ? number : BigInt(value)
+}
+
+/** What the OpenAPI document says of `categoryId`; valibot's converter knows no bigint. */
+const CATEGORY_ID_JSON_SCHEMA = {
+  type: 'integer',
+  // No minimum/maximum: a JSON number cannot write 2^63−1 exactly for every reader; int64 says the range.
+  format: 'int64',
+  description:
+    'Any 64-bit integer, -9223372036854775808 to 9223372036854775807. Values beyond ±(2^53−1) are kept and ' +
+    "returned exactly, digit for digit: read them with a JSON parser that keeps big integers (JavaScript's " +
+    '`JSON.parse` rounds them).',
+}
+
+/** A number or a bigint: the start of `categoryId`'s schema, and where its JSON Schema is told. */
+const numberOrBigint = v.custom<Int64>(
+  (input) => typeof input === 'number' || typeof input === 'bigint',
+  'must be an integer',
+)
+jsonSchemaOfSchema.set(numberOrBigint, CATEGORY_ID_JSON_SCHEMA)
+
+/** `categoryId`: any int64, in its {@link Int64} form (a number when safe, else a bigint). */
 const CategoryIdSchema = v.pipe(
-  v.number('must be an integer'),
-  v.integer('must be an integer'),
-  int64,
-  v.minValue(-SAFE, `must be at least ${-SAFE}`),
-  v.maxValue(SAFE, `must be at most ${SAFE}`),
+  numberOrBigint,
+  checkWithSchema((id: Int64) => typeof id === 'bigint' || Number.isInteger(id), 'must be an integer', {}),
+  checkWithSchema((id: Int64) => id >= INT64_MIN, `must be at least ${INT64_MIN}`, {}),
+  checkWithSchema((id: Int64) => id <= INT64_MAX, `must be at most ${INT64_MAX}`, {}),
+  // A number beyond 2^53 may already be another integer than the one meant (2^53 + 1 is read as 2^53).
+  checkWithSchema(
+    (id: Int64) => typeof id === 'bigint' || Number.isSafeInteger(id),
+    'must be a bigint beyond ±(2^53−1): a number there is not exact',
+    {},
+  ),
+  inTheDocument(v.transform((id: Int64) => int64Of(id))),
 )
 
 /** The body of `POST /pets`. Unknown properties (`id` included) are dropped. */
@@ -95,9 +156,6 @@ export const ErrorSchema = v.object({
     ),
   ),
 })
-
-const INT64_MIN = -(2n ** 63n)
-const INT64_MAX = 2n ** 63n - 1n
 
 /** A decimal integer as written in a URL: digits only, with an optional minus sign. */
 const decimal = (sign: boolean) => v.regex(sign ? /^-?[0-9]+$/ : /^[0-9]+$/, 'must be a decimal integer')

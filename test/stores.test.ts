@@ -190,8 +190,16 @@ describe('storeConformance itself', () => {
     ],
     [
       'keeps categoryId in 32 bits',
-      broken((inner) => ({ create: (pet) => inner.create({ ...pet, categoryId: pet.categoryId | 0 }) })),
-      ['the largest and smallest safe integer categoryId round-trip'],
+      broken((inner) => ({ create: (pet) => inner.create({ ...pet, categoryId: Number(pet.categoryId) | 0 }) })),
+      [
+        'the largest and smallest safe integer categoryId round-trip',
+        'int64 categoryId beyond the safe range round-trips exactly, as a bigint',
+      ],
+    ],
+    [
+      'keeps categoryId in a double (as JSON.parse would)',
+      broken((inner) => ({ create: (pet) => inner.create({ ...pet, categoryId: Number(pet.categoryId) }) })),
+      ['int64 categoryId beyond the safe range round-trips exactly, as a bigint'],
     ],
     [
       'answers null for an unknown id',

@@ -5,10 +5,11 @@
  *
  * @module
  */
-import type { NewPet, Pet, PetStatus } from '../schemas.js'
+import { int64Of, type NewPet, type Pet, type PetStatus } from '../schemas.js'
 import type { JsonPage, ListQuery } from '../store.js'
+import type { SqlFamily } from './migrations.js'
 
-/** A row of the pets table: int8 arrives as a number, a string (pg) or a bigint, by driver. */
+/** A row of the pets table: int8 arrives as a number, a string (pg, or read as text) or a bigint, by driver. */
 export interface PetRow {
   id: number | string | bigint
   name: string
@@ -16,9 +17,23 @@ export interface PetRow {
   status: string | null
 }
 
-/** The pet of a row: numbers for ids, no `status` key for a NULL status. */
+/**
+ * The columns of a pet, `category_id` as decimal text: every driver reads text exactly, while
+ * an int8 beyond 2^53 read as a number would be rounded (better-sqlite3, bun:sqlite, a pg or
+ * mysql2 pool set up to give numbers) or refused (node:sqlite).
+ */
+export function petColumns(family: SqlFamily): string {
+  return `id, name, ${categoryIdText(family)} as category_id, status`
+}
+
+/** `category_id` as decimal text, in the SQL of `family` (MySQL casts to `char`, not `text`). */
+export function categoryIdText(family: SqlFamily): string {
+  return `cast(category_id as ${family === 'mysql' ? 'char' : 'text'})`
+}
+
+/** The pet of a row: numbers for ids, an {@link Int64} categoryId, no `status` key for a NULL status. */
 export function toPet(row: PetRow): Pet {
-  const pet: Pet = { id: Number(row.id), name: row.name, categoryId: Number(row.category_id) }
+  const pet: Pet = { id: Number(row.id), name: row.name, categoryId: int64Of(row.category_id) }
   if (row.status !== null) pet.status = row.status as PetStatus
   return pet
 }

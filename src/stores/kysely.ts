@@ -7,7 +7,7 @@
 import { type Kysely, Migrator, sql } from 'kysely'
 import { PetstoreError } from '../errors.js'
 import { BUILT_IN, type BuiltInStore, type JsonPage, LIST_JSON, type ListQuery, type PetStore } from '../store.js'
-import { HOT_PATH, type HotPath, type OpenHotPath, type PetRow, toPet } from './hot-path.js'
+import { categoryIdText, HOT_PATH, type HotPath, type OpenHotPath, type PetRow, storedPet, toPet } from './hot-path.js'
 import { migrations, sqlFamily } from './migrations.js'
 
 /** Options of {@link kyselyStore}. */
@@ -235,6 +235,13 @@ export function kyselyStore(db: Kysely<any>, options: KyselyStoreOptions = {}): 
   }
 
   const columns = ['id', 'name', 'category_id', 'status'] as const
+  /** What rows are read as: category_id as decimal text, which every driver reads exactly (see `petColumns`). */
+  const selection = [
+    'id',
+    'name',
+    sql<string>`${sql.raw(categoryIdText(family))}`.as('category_id'),
+    'status',
+  ] as const
 
   /**
    * Inserts a pet so that pets become visible in the order of their ids.
@@ -281,14 +288,15 @@ export function kyselyStore(db: Kysely<any>, options: KyselyStoreOptions = {}): 
         (statements) => statements.create(pet),
         async () => {
           const values: Omit<PetRow, 'id'> = { name: pet.name, category_id: pet.categoryId, status: pet.status ?? null }
-          return toPet(await insertInIdOrder(values))
+          // The pet as given, not as the row returns it: a driver may read category_id back rounded.
+          return storedPet(Number((await insertInIdOrder(values)).id), pet)
         },
       ),
     get: (id) =>
       fast(
         (statements) => statements.get(id),
         async () => {
-          const row = await scoped.selectFrom(table).select(columns).where('id', '=', id).executeTakeFirst()
+          const row = await scoped.selectFrom(table).select(selection).where('id', '=', id).executeTakeFirst()
           return row && toPet(row as PetRow)
         },
       ),
@@ -297,7 +305,7 @@ export function kyselyStore(db: Kysely<any>, options: KyselyStoreOptions = {}): 
         (statements) => statements.list(query),
         async () => {
           const { status, limit, after } = query
-          let select = scoped.selectFrom(table).select(columns)
+          let select = scoped.selectFrom(table).select(selection)
           if (status !== undefined) select = select.where('status', '=', status)
           if (after !== undefined) select = select.where('id', '>', after)
           const rows = await select.orderBy('id').limit(limit).execute()

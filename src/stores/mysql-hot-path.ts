@@ -14,7 +14,7 @@
 import { PetstoreError } from '../errors.js'
 import { jsonPageOf } from '../pet-json.js'
 import type { JsonPage, ListQuery } from '../store.js'
-import { EMPTY_PAGE, type HotPath, type HotPathTarget, type PetRow, storedPet, toPet } from './hot-path.js'
+import { EMPTY_PAGE, type HotPath, type HotPathTarget, type PetRow, petColumns, storedPet, toPet } from './hot-path.js'
 
 /** Runs one statement, prepared once per connection, with `values` for its `?`s: its rows, or its result header. */
 export type MysqlRunner = (sql: string, values: unknown[]) => Promise<unknown>
@@ -36,7 +36,7 @@ const quoted = (name: string) => `\`${name.replaceAll('`', '``')}\``
  */
 export function mysqlHotPath(run: MysqlRunner, session: MysqlSession, target: HotPathTarget): HotPath {
   const from = target.schema === undefined ? quoted(target.table) : `${quoted(target.schema)}.${quoted(target.table)}`
-  const columns = 'id, name, category_id, status'
+  const columns = petColumns('mysql')
   const lockName = `petstore:${target.schema ?? ''}.${target.table}`
   const byId = `select ${columns} from ${from} where id = ?`
   // `limit ?` is refused by some servers in prepared statements: the limit is written in, one text per limit

@@ -18,6 +18,7 @@ import {
   type JsonPageRow,
   type PetRow,
   pageOfJson,
+  petColumns,
   qualifiedTable,
   storedPet,
   toPet,
@@ -64,7 +65,7 @@ const PET_JSON = `'{"id":' || id || ',"name":' || to_json(name)::text || ',"cate
  */
 export function postgresHotPath(query: PostgresRunner, target: HotPathTarget): HotPath {
   const from = qualifiedTable(target)
-  const columns = 'id, name, category_id, status'
+  const columns = petColumns('postgres')
   const lockName = `petstore:${target.schema ?? ''}.${target.table}`
   const statement = (text: string) => {
     const name = nameOf(text)

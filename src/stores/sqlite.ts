@@ -14,6 +14,7 @@ import {
   type JsonPageRow,
   type PetRow,
   pageOfJson,
+  petColumns,
   qualifiedTable,
   storedPet,
   toPet,
@@ -75,13 +76,14 @@ const PET_JSON = `case when status is null
  */
 function sqliteHotPath(database: SqliteDatabase, target: HotPathTarget): HotPath {
   const from = qualifiedTable(target)
-  const columns = 'id, name, category_id, status'
-  const page = (byStatus: boolean) =>
-    `select ${columns} from ${from} where ${byStatus ? 'status = ? and ' : ''}id > ? order by id limit ?`
+  // Rows read category_id as text (exact beyond 2^53 on every driver); the JSON pages write the integer itself.
+  const columns = petColumns('sqlite')
+  const page = (byStatus: boolean, selected = columns) =>
+    `select ${selected} from ${from} where ${byStatus ? 'status = ? and ' : ''}id > ? order by id limit ?`
   const rowPages = [database.prepare(page(false)), database.prepare(page(true))] as const
   const jsonPages = [false, true].map((byStatus) =>
     database.prepare(`select json_group_array(${PET_JSON}) as json, count(*) as count, max(id) as last_id
-      from (${page(byStatus)})`),
+      from (${page(byStatus, 'id, name, category_id, status')})`),
   )
   const byId = database.prepare(`select ${columns} from ${from} where id = ?`)
   const insert = database.prepare(`insert into ${from} (name, category_id, status) values (?, ?, ?)`)

@@ -29,6 +29,7 @@ export const STORE_CONFORMANCE_TESTS = [
   'names with quotes, emoji and SQL metacharacters round-trip exactly',
   'names of exactly 255 characters round-trip exactly',
   'the largest and smallest safe integer categoryId round-trip',
+  'int64 categoryId beyond the safe range round-trips exactly, as a bigint',
   'ping resolves',
   'close is idempotent',
 ] as const
@@ -218,6 +219,22 @@ const EDGE_CATEGORY_IDS = [
   2 ** 53 - 2,
 ]
 
+/**
+ * Category ids past ±(2^53−1), where a number is no longer exact: the int64 ends, and
+ * 2^53 ± 1 (9007199254740993 becomes 9007199254740992 through a double). Bigints, the
+ * form the API gives them in.
+ */
+const INT64_CATEGORY_IDS = [
+  2n ** 63n - 1n,
+  -(2n ** 63n),
+  -(2n ** 63n) + 1n,
+  2n ** 53n,
+  2n ** 53n + 1n,
+  -(2n ** 53n),
+  -(2n ** 53n) - 1n,
+  2n ** 62n + 1n,
+]
+
 /** The body of each test; `satisfies` keeps this map and the list of names in step. */
 export const CASES = {
   async 'an empty store lists no pets'(store) {
@@ -405,6 +422,11 @@ export const CASES = {
 
   async 'the largest and smallest safe integer categoryId round-trip'(store) {
     for (const categoryId of EDGE_CATEGORY_IDS) await roundTrip(store, { name: `category ${categoryId}`, categoryId })
+  },
+
+  async 'int64 categoryId beyond the safe range round-trips exactly, as a bigint'(store) {
+    // roundTrip compares with Object.is: a number, or a bigint of another value, is a difference.
+    for (const categoryId of INT64_CATEGORY_IDS) await roundTrip(store, { name: `category ${categoryId}`, categoryId })
   },
 
   async 'ping resolves'(store) {

@@ -1,0 +1,70 @@
+/**
+ * Integers beyond 2^53 read exactly from JSON text. `JSON.parse` rounds
+ * them to the nearest double (9007199254740993 becomes 9007199254740992), so
+ * when a parsed value is such a double, its digits are read again from the
+ * text. Only then: the usual body, with safe integers, costs nothing more.
+ *
+ * Node ≥ 21 would give the digits to a `JSON.parse` reviver
+ * (`context.source`), but Node 20, which `engines` allows, does not; this
+ * way works on every runtime.
+ *
+ * @module
+ */
+
+/** A JSON string, or a number token (on text `JSON.parse` accepted, nothing else starts with `-` or a digit). */
+const TOKEN = /"(?:[^"\\]|\\.)*"|-?[0-9][0-9.eE+-]*/g
+
+/**
+ * The exact value of a JSON number token: a bigint for an integer,
+ * `undefined` for a fraction, `null` for an integer past 21 digits, which
+ * is left as parsed (it is out of int64 range either way, and 1e999999 as a
+ * bigint would take a megabyte).
+ */
+function integerOf(token: string): bigint | undefined | null {
+  const match = /^(-?)([0-9]+)(?:\.([0-9]+))?(?:[eE]([+-]?[0-9]+))?$/.exec(token)
+  if (match === null) return null
+  const [, sign = '', whole = '', fraction = '', exponent = '0'] = match
+  let digits = `${whole}${fraction}`.replace(/^0+/, '')
+  let shift = Number(exponent) - fraction.length
+  const significant = digits.replace(/0+$/, '')
+  shift += digits.length - significant.length
+  digits = significant
+  if (digits === '') return 0n
+  if (shift < 0) return undefined
+  if (digits.length + shift > 21) return null
+  return BigInt(`${sign}${digits}`) * 10n ** BigInt(shift)
+}
+
+/**
+ * `body` (parsed from `text`) with each of `keys` that `JSON.parse` read as
+ * an integer beyond ±(2^53−1) replaced by its exact value: a bigint, or `NaN`
+ * when the text has a fraction (9007199254740993.5 reads as the integer
+ * 9007199254740994), so that validation says "must be an integer". Other
+ * values stay as parsed.
+ *
+ * @example
+ * ```ts
+ * const text = '{"categoryId":9223372036854775807}'
+ * withExactIntegers(text, JSON.parse(text), ['categoryId']) // → { categoryId: 9223372036854775807n }
+ * ```
+ */
+export function withExactIntegers(text: string, body: unknown, keys: readonly string[]): unknown {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) return body
+  const object = body as Record<string, unknown>
+  const inexact = keys.filter((key) => {
+    const value = object[key]
+    return typeof value === 'number' && Number.isInteger(value) && !Number.isSafeInteger(value)
+  })
+  if (inexact.length === 0) return body
+  // Every number becomes a string of its own digits; the last duplicate key still wins, as in `body`.
+  const tokens = JSON.parse(text.replace(TOKEN, (token) => (token[0] === '"' ? token : `"${token}"`))) as Record<
+    string,
+    string
+  >
+  const exact = { ...object }
+  for (const key of inexact) {
+    const integer = integerOf(tokens[key] as string)
+    if (integer !== null) exact[key] = integer ?? Number.NaN
+  }
+  return exact
+}
