@@ -196,4 +196,15 @@ describe('the OpenAPI checks are not vacuous', () => {
     )
     assert.equal(schema('components', 'schemas', 'Error')({ code: 'x', message: 'y' }), false)
   })
+
+  it('declares categoryId an int64 whose values beyond 2^53 come back exactly, in NewPet and Pet', () => {
+    for (const name of ['NewPet', 'Pet']) {
+      const categoryId = doc.components.schemas[name].properties.categoryId
+      assert.equal(categoryId.type, 'integer')
+      assert.equal(categoryId.format, 'int64')
+      // No minimum/maximum: as JSON numbers they would read as ±2^63 (rounded), one past the range.
+      assert.equal(categoryId.maximum, undefined)
+      assert.match(categoryId.description, /-9223372036854775808 to 9223372036854775807.*exactly/)
+    }
+  })
 })

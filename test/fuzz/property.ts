@@ -23,7 +23,9 @@ import {
   type PetStore,
   PetstoreError,
 } from '../../src/index.js'
+import { int64Of } from '../../src/schemas.js'
 import { sqliteStore } from '../../src/stores/sqlite.js'
+import { parseExactJson } from '../helpers/json-page.js'
 import {
   type BodyCase,
   DIGEST_KEY,
@@ -226,7 +228,8 @@ export async function checkCase(target: Target, c: RequestCase): Promise<void> {
   }
 
   if (request.method === 'HEAD') return assert.equal(text, '', 'HEAD has no body')
-  const body = JSON.parse(text)
+  // Exact: a categoryId beyond 2^53 is answered digit for digit, and Pet's schema wants it a bigint.
+  const body = parseExactJson(text)
 
   if (status >= 400) {
     const error = v.parse(StrictError, body)
@@ -244,10 +247,15 @@ export async function checkCase(target: Target, c: RequestCase): Promise<void> {
     assert.equal(request.method, 'POST')
     assert.equal(headers.get('location'), `${BASE}/pets/${pet.id}`)
     const { id, ...fields } = pet
-    assert.deepEqual(fields, sentPet(c), 'the pet created is the pet sent')
+    // Compared as JSON.parse sees both (the exact digits are proven by the API suite's int64 round trip).
+    assert.deepEqual(
+      { ...fields, categoryId: Number(fields.categoryId) },
+      sentPet(c),
+      'the pet created is the pet sent',
+    )
     const again = await target.handler(new Request(`${ORIGIN}${BASE}/pets/${id}`, { headers: auth }))
     assert.equal(again.status, 200, 'a created pet is retrievable')
-    assert.deepEqual(await again.json(), body)
+    assert.equal(await again.text(), text)
   } else if (Array.isArray(body)) {
     await checkPage(target, url, body, headers)
   } else if ('openapi' in body) {
@@ -255,7 +263,8 @@ export async function checkCase(target: Target, c: RequestCase): Promise<void> {
   } else {
     const pet = v.parse(StrictPet, body)
     // As the wire has it (a stored `-0` is sent as `0`).
-    assert.deepEqual(JSON.parse(JSON.stringify(await target.store.get(pet.id))), pet, 'the pet as stored')
+    const stored = await target.store.get(pet.id)
+    assert.deepEqual(stored && { ...stored, categoryId: int64Of(String(stored.categoryId)) }, pet, 'the pet as stored')
   }
 }
 
