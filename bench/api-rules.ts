@@ -8,7 +8,8 @@
 // Framework-neutral: functions take strings and plain values and throw
 // ApiError; each server turns that into its framework's response.
 import { createHash, timingSafeEqual } from 'node:crypto'
-import { isStatus, type NewPet, type Pet, type Status, type Store } from './baseline-stores.js'
+import { withExactIntegers } from '../src/json-int64.js'
+import { type Int64, isStatus, type NewPet, type Pet, type Status, type Store } from './baseline-stores.js'
 
 export const BASE = '/v1'
 export const MAX_BODY_BYTES = 100 * 1024
@@ -16,6 +17,8 @@ export const DEFAULT_LIMIT = 20
 export const MAX_LIMIT = 100
 export const MAX_NAME_LENGTH = 255
 const SAFE = Number.MAX_SAFE_INTEGER
+const INT64_MIN = -(2n ** 63n)
+const INT64_MAX = 2n ** 63n - 1n
 
 /** The library's `details[].message` texts, by rule; Fastify maps its schema errors onto them. */
 export const MESSAGES = {
@@ -32,8 +35,8 @@ export const MESSAGES = {
   nameLength: `must be 1 to ${MAX_NAME_LENGTH} characters long`,
   nameBlank: 'must not be only whitespace',
   categoryInteger: 'must be an integer',
-  categoryMin: `must be at least ${-SAFE}`,
-  categoryMax: `must be at most ${SAFE}`,
+  categoryMin: `must be at least ${INT64_MIN}`,
+  categoryMax: `must be at most ${INT64_MAX}`,
 } as const
 
 /** On every answer, errors included. */
@@ -215,6 +218,21 @@ export async function findPet(store: Store, rawId: string): Promise<Pet> {
   return pet
 }
 
+/**
+ * What is wrong with a categoryId, if anything: an int64, a safe integer number or a bigint
+ * (parseJsonBody makes one of an integer JSON.parse rounded).
+ */
+export function categoryIdProblem(categoryId: unknown): string | undefined {
+  if (typeof categoryId === 'bigint') {
+    if (categoryId < INT64_MIN) return MESSAGES.categoryMin
+    if (categoryId > INT64_MAX) return MESSAGES.categoryMax
+    return undefined
+  }
+  if (typeof categoryId !== 'number' || !Number.isInteger(categoryId)) return MESSAGES.categoryInteger
+  if (categoryId < -SAFE || categoryId > SAFE) return categoryId < 0 ? MESSAGES.categoryMin : MESSAGES.categoryMax
+  return undefined
+}
+
 /** A NewPet from a parsed JSON body, or a 400 naming every field at fault. */
 export function parseNewPet(body: unknown): NewPet {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
@@ -229,12 +247,13 @@ export function parseNewPet(body: unknown): NewPet {
     fail('name', MESSAGES.nameLength)
   } else if (!/\S/.test(name)) fail('name', MESSAGES.nameBlank)
   if (categoryId === undefined) fail('categoryId', MESSAGES.required)
-  else if (typeof categoryId !== 'number' || !Number.isInteger(categoryId)) fail('categoryId', MESSAGES.categoryInteger)
-  else if (categoryId < -SAFE) fail('categoryId', MESSAGES.categoryMin)
-  else if (categoryId > SAFE) fail('categoryId', MESSAGES.categoryMax)
+  else {
+    const problem = categoryIdProblem(categoryId)
+    if (problem !== undefined) fail('categoryId', problem)
+  }
   if (status !== undefined && !isStatus(status)) fail('status', MESSAGES.status)
   if (details.length > 0) throw invalid(details)
-  return { name: name as string, categoryId: categoryId as number, status: status as Status | undefined }
+  return { name: name as string, categoryId: categoryId as Int64, status: status as Status | undefined }
 }
 
 /** `application/json` or `application/…+json`, any parameters. */
@@ -271,9 +290,32 @@ export function parseJsonBody(bytes: Uint8Array): unknown {
     throw new ApiError(400, 'invalid_json', 'Request body is not valid UTF-8')
   }
   if (text.trim() === '') throw bodyRequired()
+  let body: unknown
   try {
-    return JSON.parse(text)
+    body = JSON.parse(text)
   } catch {
     throw new ApiError(400, 'invalid_json', 'Request body is not valid JSON')
+  }
+  // JSON.parse rounds integers beyond 2^53: their digits are read again (only then), as the library does.
+  return withExactIntegers(text, body, ['categoryId'])
+}
+
+/** Marks a bigint's digits in JSON text, to be unquoted after: unguessable, so no name can hold it. */
+const BIGINT_MARK = `bigint-${crypto.randomUUID()}:`
+const MARKED = new RegExp(`"${BIGINT_MARK}(-?[0-9]+)"`, 'g')
+
+/**
+ * `JSON.stringify`, with bigints (categoryIds beyond 2^53) written as their digits, which
+ * `JSON.stringify` refuses to do: it throws, and only then are they written through a marker.
+ */
+export function stringifyJson(value: unknown): string {
+  try {
+    return JSON.stringify(value)
+  } catch (error) {
+    if (!(error instanceof TypeError)) throw error
+    return JSON.stringify(value, (_key, item) => (typeof item === 'bigint' ? `${BIGINT_MARK}${item}` : item)).replace(
+      MARKED,
+      '$1',
+    )
   }
 }

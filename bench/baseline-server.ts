@@ -28,13 +28,14 @@ import {
   payloadTooLarge,
   petLocation,
   requireJson,
+  stringifyJson,
   underBase,
 } from './api-rules.js'
 import type { Store } from './baseline-stores.js'
 import { announce, competitorOptions, exitOnSigterm, run } from './competitor-cli.js'
 
 function sendJson(res: ServerResponse, status: number, body: unknown, headers: OutgoingHttpHeaders = {}): void {
-  const payload = JSON.stringify(body)
+  const payload = stringifyJson(body)
   res.writeHead(status, {
     ...headers,
     'content-type': 'application/json',

@@ -10,17 +10,26 @@ import type { Pool as PgPool } from 'pg'
 export const STATUSES = ['available', 'pending', 'sold'] as const
 export type Status = (typeof STATUSES)[number]
 
+/** An int64: a number within ±(2^53−1), a bigint beyond (as the library's `Int64`). */
+export type Int64 = number | bigint
+
 export interface Pet {
   id: number
   name: string
-  categoryId: number
+  categoryId: Int64
   status?: Status
 }
 
 export interface NewPet {
   name: string
-  categoryId: number
+  categoryId: Int64
   status?: Status
+}
+
+/** An int8 as a driver returns it (pg: text; mysql2: text beyond 2^53; SQLite here: read as text). */
+function int64Of(value: number | string): Int64 {
+  const number = Number(value)
+  return Number.isSafeInteger(number) ? number : BigInt(value)
 }
 
 export interface PageQuery {
@@ -93,7 +102,7 @@ function firstIndexAfter(pets: readonly Pet[], afterId: number): number {
 }
 
 interface PetRow {
-  /** pg returns int8 (bigserial, bigint) as strings; the others return numbers. */
+  /** pg returns int8 (bigserial, bigint) as strings; the others return numbers (or text: category_id below). */
   id: number | string
   name: string
   category_id: number | string
@@ -101,7 +110,7 @@ interface PetRow {
 }
 
 function rowToPet(row: PetRow): Pet {
-  const pet: Pet = { id: Number(row.id), name: row.name, categoryId: Number(row.category_id) }
+  const pet: Pet = { id: Number(row.id), name: row.name, categoryId: int64Of(row.category_id) }
   if (isStatus(row.status)) pet.status = row.status
   return pet
 }
@@ -118,7 +127,7 @@ export class SqliteStore implements Store {
   private readonly listAll: Database.Statement<[number, number], PetRow>
   private readonly listByStatus: Database.Statement<[Status, number, number], PetRow>
   private readonly getById: Database.Statement<[number], PetRow>
-  private readonly insert: Database.Statement<[string, number, Status | null]>
+  private readonly insert: Database.Statement<[string, Int64, Status | null]>
 
   constructor(path: string, table: string) {
     this.db = new Database(path)
@@ -135,7 +144,8 @@ export class SqliteStore implements Store {
       );
       CREATE INDEX IF NOT EXISTS ${table}_status_id ON ${table} (status, id);
     `)
-    const columns = `SELECT id, name, category_id, status FROM ${table}`
+    // category_id as text: better-sqlite3 would round an INTEGER beyond 2^53 to a number.
+    const columns = `SELECT id, name, CAST(category_id AS TEXT) AS category_id, status FROM ${table}`
     this.listAll = this.db.prepare(`${columns} WHERE id > ? ORDER BY id LIMIT ?`)
     this.listByStatus = this.db.prepare(`${columns} WHERE status = ? AND id > ? ORDER BY id LIMIT ?`)
     this.getById = this.db.prepare(`${columns} WHERE id = ?`)

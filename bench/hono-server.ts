@@ -13,7 +13,7 @@
 // Content-Type, bad JSON and an empty body all alike, the library apart.
 import type { Server } from 'node:http'
 import { serve } from '@hono/node-server'
-import { Hono, type MiddlewareHandler } from 'hono'
+import { type Context, Hono, type MiddlewareHandler } from 'hono'
 import { bodyLimit } from 'hono/body-limit'
 import { methodNotAllowed } from 'hono/method-not-allowed'
 import type { ContentfulStatusCode } from 'hono/utils/http-status'
@@ -36,6 +36,7 @@ import {
   payloadTooLarge,
   petLocation,
   requireJson,
+  stringifyJson,
 } from './api-rules.js'
 import { announce, competitorOptions, exitOnSigterm, run } from './competitor-cli.js'
 
@@ -43,6 +44,15 @@ function setHeaders(headers: Readonly<Record<string, string>>): MiddlewareHandle
   return async (c, next) => {
     for (const [name, value] of Object.entries(headers)) c.header(name, value)
     await next()
+  }
+}
+
+/** `c.json`, or, for a bigint categoryId (which `JSON.stringify` refuses, so c.json throws), the same text by stringifyJson. */
+function petsJson(c: Context, value: unknown, status: ContentfulStatusCode, headers: Record<string, string> = {}) {
+  try {
+    return c.json(value, status, headers)
+  } catch {
+    return c.body(stringifyJson(value), status, { ...headers, 'content-type': 'application/json' })
   }
 }
 
@@ -86,7 +96,7 @@ run(async () => {
     validator('query', (query) => parseListQuery((name) => query[name])),
     async (c) => {
       const { page, link } = await listPage(store, c.req.valid('query'))
-      return c.json(page, 200, link === undefined ? {} : { link })
+      return petsJson(c, page, 200, link === undefined ? {} : { link })
     },
   )
 
@@ -110,11 +120,11 @@ run(async () => {
     }),
     async (c) => {
       const pet = await store.create(parseNewPet(parseJsonBody(new Uint8Array(await c.req.arrayBuffer()))))
-      return c.json(pet, 201, { location: petLocation(pet) })
+      return petsJson(c, pet, 201, { location: petLocation(pet) })
     },
   )
 
-  app.get('/v1/pets/:petId', async (c) => c.json(await findPet(store, c.req.param('petId'))))
+  app.get('/v1/pets/:petId', async (c) => petsJson(c, await findPet(store, c.req.param('petId')), 200))
 
   const server = serve({ fetch: app.fetch, port, hostname: '127.0.0.1' }, (info) => announce('hono', info.port))
   exitOnSigterm(() => {

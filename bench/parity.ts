@@ -58,7 +58,8 @@ async function ask(baseUrl: string, probe: Probe): Promise<Answer> {
   const text = await response.text()
   let body: unknown = text
   try {
-    body = text === '' ? '' : JSON.parse(text)
+    // categoryIds as their digits: JSON.parse would make 2^63−1 and 2^63 the same number.
+    body = text === '' ? '' : JSON.parse(text.replace(/"categoryId":(-?[0-9]+)(?=[,}])/g, '"categoryId":"$1"'))
   } catch {}
   return {
     status: response.status,
@@ -149,6 +150,35 @@ function probes(key: string, existingId: number): Probe[] {
       body: `{"name":"${'x'.repeat(256)}","categoryId":"1"}`,
     },
     { method: 'POST', path: '/v1/pets', auth, contentType: json, body: '{"name":"","categoryId":1e300}' },
+    // int64: the ends come back digit for digit; one past them, or a fraction JSON.parse reads as an integer, is a 400.
+    {
+      method: 'POST',
+      path: '/v1/pets',
+      auth,
+      contentType: json,
+      body: '{"name":"max","categoryId":9223372036854775807}',
+    },
+    {
+      method: 'POST',
+      path: '/v1/pets',
+      auth,
+      contentType: json,
+      body: '{"name":"min","categoryId":-9223372036854775808,"status":"sold"}',
+    },
+    {
+      method: 'POST',
+      path: '/v1/pets',
+      auth,
+      contentType: json,
+      body: '{"name":"past","categoryId":9223372036854775808}',
+    },
+    {
+      method: 'POST',
+      path: '/v1/pets',
+      auth,
+      contentType: json,
+      body: '{"name":"half","categoryId":9007199254740993.5}',
+    },
     {
       method: 'POST',
       path: '/v1/pets/',
