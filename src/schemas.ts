@@ -204,9 +204,21 @@ export const PetIdSchema = v.pipe(
 
 /** Availability of a pet: `available`, `pending` or `sold`. */
 export type PetStatus = v.InferOutput<typeof PetStatusSchema>
-/** What a client sends to create a pet. */
+/**
+ * What a client sends to create a pet. `categoryId` is an {@link Int64}: a
+ * number within ±(2^53−1), a bigint beyond (up to ±2^63), so numbers work as before.
+ *
+ * @example
+ * ```ts
+ * const rex: NewPet = { name: 'Rex', categoryId: 1 }
+ * const big: NewPet = { name: 'Big', categoryId: 9223372036854775807n }
+ * ```
+ */
 export type NewPet = v.InferOutput<typeof NewPetSchema>
-/** A stored pet. `status` is absent when it was not given. */
+/**
+ * A stored pet. `status` is absent when it was not given. `categoryId` is an
+ * {@link Int64}, a bigint only beyond ±(2^53−1): a store gives it back in that form.
+ */
 export type Pet = v.InferOutput<typeof PetSchema>
 /** The JSON body of every error response. */
 export type ErrorBody = v.InferOutput<typeof ErrorSchema>
