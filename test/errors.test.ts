@@ -211,6 +211,19 @@ describe('stores that return malformed rows', () => {
       { create: { ...pet, status: null }, get: { ...pet, status: null }, list: [{ ...pet, status: null }] },
     ],
     ['an unsafe id', { create: { ...pet, id: 2 ** 53 }, get: { ...pet, id: 0 }, list: [{ ...pet, id: -1 }] }],
+    [
+      // A store that keeps categoryId in a number: 2^53 + 1 came back as 2^53, a rounded value never goes out.
+      'a categoryId beyond 2^53 as a number',
+      {
+        create: { ...pet, categoryId: 2 ** 53 },
+        get: { ...pet, categoryId: -(2 ** 53) },
+        list: [{ ...pet, categoryId: 2 ** 60 }],
+      },
+    ],
+    [
+      'a categoryId outside int64',
+      { create: { ...pet, categoryId: 2n ** 63n }, list: [{ ...pet, categoryId: -(2n ** 64n) }] },
+    ],
     ['another shape altogether', { create: [pet], get: 'Rex', list: { rows: [pet] } }],
     [
       'a pet of another id, rows out of order',
