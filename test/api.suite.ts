@@ -266,6 +266,16 @@ export function runApiSuite(name: string, makeStore: StoreFactory, transport?: T
         for (const [id, expected] of created) assert.equal(listed.get(id), expected)
       })
 
+      it('reads the digits of the categoryId JSON.parse keeps, not those in a name, a nested object or an earlier duplicate', async () => {
+        const answer = await postText(
+          '{"name":"say \\"categoryId\\":9007199254740993","x":{"categoryId":9007199254740995},' +
+            '"categoryId":9007199254740997,"categoryId":-9223372036854775807}',
+        )
+        assert.equal(answer.status, 201, answer.text)
+        assert.match(answer.text, /,"categoryId":-9223372036854775807\}$/)
+        assert.equal(answer.body.name, 'say "categoryId":9007199254740993')
+      })
+
       it('accepts an integer categoryId in any JSON notation: 1e3, 9.2e18, 1.0', async () => {
         for (const [text, digits] of [
           ['1e3', '1000'],

@@ -9,7 +9,7 @@ import { describe, it } from 'node:test'
 import fc from 'fast-check'
 import * as v from 'valibot'
 import { petJson, petsJson } from '../src/pet-json.js'
-import { type Pet, PetSchema } from '../src/schemas.js'
+import { int64Of, type Pet, PetSchema } from '../src/schemas.js'
 
 const MAX = Number.MAX_SAFE_INTEGER
 
@@ -58,6 +58,20 @@ describe('pet JSON', () => {
         assert.equal(petsJson(pets), JSON.stringify(pets))
       }),
       { numRuns: 1_000, seed: 20261123 },
+    )
+  })
+
+  it('petJson writes an int64 categoryId digit for digit: the ends, 2^53 ± 1, and any other', () => {
+    const int64 = fc.bigInt({ min: -(2n ** 63n), max: 2n ** 63n - 1n }).map(int64Of)
+    const edges = [2n ** 63n - 1n, -(2n ** 63n), 2n ** 53n - 1n, 2n ** 53n, 2n ** 53n + 1n, -(2n ** 53n) - 1n]
+    fc.assert(
+      fc.property(pet, int64, (p, categoryId) => {
+        // JSON.stringify refuses bigints: what it writes for 0, with the digits in its place.
+        const expected = JSON.stringify({ ...p, categoryId: 0 }).replace('"categoryId":0', `"categoryId":${categoryId}`)
+        assert.equal(petJson({ ...p, categoryId }), expected)
+        assert.equal(petsJson([{ ...p, categoryId }]), `[${expected}]`)
+      }),
+      { numRuns: 2_000, seed: 20261123, examples: edges.map((edge) => [{ id: 1, name: 'Rex' }, int64Of(edge)]) },
     )
   })
 
