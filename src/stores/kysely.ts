@@ -236,7 +236,7 @@ export function kyselyStore(db: Kysely<any>, options: KyselyStoreOptions = {}): 
 
   const columns = ['id', 'name', 'category_id', 'status'] as const
   /** What rows are read as: category_id as decimal text, which every driver reads exactly (see `petColumns`). */
-  const selection = ['id', 'name', sql<string>`${sql.raw(categoryIdText(family))}`.as('category_id'), 'status'] as const
+  const selection = ['id', 'name', sql.raw<string>(categoryIdText(family)).as('category_id'), 'status'] as const
 
   /**
    * Inserts a pet so that pets become visible in the order of their ids.
