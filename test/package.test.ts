@@ -153,11 +153,12 @@ for (const [name, found] of located) {
       }
     })
 
-    for (const [db, driver] of [
-      ['postgres://petstore@127.0.0.1:9/none', 'pg'],
-      ['mysql://petstore@127.0.0.1:9/none', 'mysql2'],
-    ]) {
-      it(`--db ${db.split(':')[0]}://… without ${driver} says in one line to install it, exit 1`, async () => {
+    for (const [scheme, driver] of [
+      ['postgres', 'pg'],
+      ['mysql', 'mysql2'],
+    ] as const) {
+      const db = `${scheme}://petstore@127.0.0.1:9/none`
+      it(`--db ${scheme}://… without ${driver} says in one line to install it, exit 1`, async () => {
         const { code, stdout, stderr } = await runScriptToExit(BIN, ['--db', db], undefined, runtime)
         assert.equal(code, 1)
         assert.equal(stdout, '')
