@@ -96,6 +96,7 @@ async function main(): Promise<void> {
     store,
     keys,
     basePath: options.basePath,
+    servers: options.publicUrls.length > 0 ? options.publicUrls : undefined,
     cors: options.cors.length > 0 ? { origin: options.cors.includes('*') ? '*' : options.cors } : undefined,
   })
 
