@@ -92,10 +92,14 @@ describe('the packed tarball', () => {
   })
 })
 
-const located: [string, Located][] = [
-  ['this Node', { binary: process.execPath, version: process.version }],
+const others: [string, Located][] = [
   ['Node 22', await locateNpx('node@22', 'node', 'PETSTORE_TEST_NODE22')],
   ['Node 24', await locateNpx('node@24', 'node', 'PETSTORE_TEST_NODE24')],
+]
+// Under .ci/node-versions this Node is 22 or 24 already: run each version once.
+const located: [string, Located][] = [
+  ['this Node', { binary: process.execPath, version: process.version }],
+  ...others.filter(([, found]) => !('version' in found) || found.version !== process.version),
 ]
 
 for (const [name, found] of located) {
