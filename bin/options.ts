@@ -19,6 +19,8 @@ export interface CliOptions {
   keys: string[]
   basePath: string
   cors: string[]
+  /** `--public-url`: the servers of the OpenAPI document; empty keeps the relative base path. */
+  publicUrls: { url: string; description?: string }[]
   /** Processes serving the port; 1 is a plain single process, more run under node:cluster (bin/workers.ts). */
   workers: number
   help: boolean
@@ -40,6 +42,9 @@ Options:
   --keys-file PATH  accepted keys, one per line; # comments   (env PETSTORE_KEYS_FILE)
   --base-path PATH  path prefix of the API                    (default /v1)
   --cors ORIGIN     allow browsers from ORIGIN ('*' for any); repeatable
+  --public-url 'URL [DESCRIPTION]'
+                    a public address of the API, base path included, listed in
+                    openapi.json's servers; repeatable (default: the base path)
   --workers N       processes sharing the port; auto: 1 per CPU (env PETSTORE_WORKERS, default 1)
   -h, --help        print this help
   -v, --version     print the version
@@ -95,6 +100,21 @@ function parseWorkers(text: string, from: string): number {
   return workers
 }
 
+/**
+ * `--public-url 'https://api.example.org/v1 Production'`: the URL, then an
+ * optional description after the first space. The URL is absolute (http or
+ * https) or a path; a trailing `/` is dropped.
+ */
+export function parsePublicUrl(text: string): { url: string; description?: string } {
+  const [, url = '', description = ''] = /^\s*(\S*)\s*(.*?)\s*$/s.exec(text) ?? []
+  const absolute = URL.canParse(url) && /^https?:$/.test(new URL(url).protocol)
+  if (!absolute && !url.startsWith('/')) {
+    throw new UsageError(`--public-url needs an http(s) URL or a path, then an optional description, got "${text}"`)
+  }
+  const trimmed = url.replace(/\/+$/, '') || '/'
+  return description ? { url: trimmed, description } : { url: trimmed }
+}
+
 function parsePort(text: string, from: string): number {
   const port = /^[0-9]{1,5}$/.test(text) ? Number(text) : Number.NaN
   if (!(port >= 0 && port <= 65535))
@@ -133,6 +153,7 @@ export function parseCli(argv: readonly string[], env: Record<string, string | u
     keys: keys.map((key) => key.trim()).filter((key) => key !== ''),
     basePath: basePath.replace(/\/+$/, ''),
     cors: values.cors ?? [],
+    publicUrls: (values['public-url'] ?? []).map(parsePublicUrl),
     workers:
       values.workers !== undefined
         ? parseWorkers(values.workers, '--workers')
@@ -170,6 +191,7 @@ function parse(argv: readonly string[]) {
       'keys-file': { type: 'string' },
       'base-path': { type: 'string' },
       cors: { type: 'string', multiple: true },
+      'public-url': { type: 'string', multiple: true },
       workers: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
       version: { type: 'boolean', short: 'v' },

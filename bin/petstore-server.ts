@@ -75,9 +75,10 @@ async function main(): Promise<void> {
     await (store.ping?.() ?? store.list({ limit: 1 }))
   } catch (error) {
     if (error instanceof UsageError) fail(`${error.message} (see --help)`)
-    fail(
-      `cannot use database ${options.db.replace(/\/\/[^@/]*@/, '//***@')}: ${oneLine((error as Error)?.cause ?? error)}`,
-    )
+    // A missing driver: the store's own message names the package to install; otherwise the cause tells more.
+    const reason =
+      error instanceof PetstoreError && error.options.missingDriver ? error : ((error as Error)?.cause ?? error)
+    fail(`cannot use database ${options.db.replace(/\/\/[^@/]*@/, '//***@')}: ${oneLine(reason)}`)
   }
 
   let keys = options.keys
@@ -95,6 +96,7 @@ async function main(): Promise<void> {
     store,
     keys,
     basePath: options.basePath,
+    servers: options.publicUrls.length > 0 ? options.publicUrls : undefined,
     cors: options.cors.length > 0 ? { origin: options.cors.includes('*') ? '*' : options.cors } : undefined,
   })
 

@@ -11,7 +11,7 @@ import { errorAnswer, PetstoreError } from './errors.js'
 import { type ApiAnswer, type ApiRequest, ENGINE, type Engine, jsonAnswer, toFetchHandler } from './exchange.js'
 import { guardStore } from './guarded-store.js'
 import { setDefaults, setDeprecation } from './headers.js'
-import { openApiDocument } from './openapi.js'
+import { openApiDocument, type ServerEntry } from './openapi.js'
 import { createPet, getPet, listPets, type OperationContext } from './operations.js'
 import type { PetStore } from './store.js'
 
@@ -36,6 +36,20 @@ export interface PetstoreOptions {
   basePath?: string
   /** Largest accepted request body, in bytes. @default 102400 (100 KiB) */
   maxBodyBytes?: number
+  /**
+   * The `servers` of the OpenAPI document: the public addresses of the API,
+   * base path included. A trailing `/` is dropped.
+   * @default [{ url: basePath }], relative to wherever the document is served
+   *
+   * @example
+   * ```ts
+   * servers: [
+   *   { url: 'https://api.example.org/v1', description: 'Production' },
+   *   { url: 'https://staging.example.org/v1', description: 'Staging' },
+   * ]
+   * ```
+   */
+  servers?: readonly ServerEntry[]
   /** Allow browsers on other origins. @default undefined (no CORS headers) */
   cors?: CorsOptions
   /**
@@ -80,6 +94,22 @@ function normalizeBasePath(basePath: string): string {
     throw new TypeError(`createPetstore: basePath must start with "/", got ${JSON.stringify(basePath)}`)
   }
   return trimSlashes(basePath)
+}
+
+/** Checks the `servers` option and drops trailing slashes (`https://x/v1/` → `https://x/v1`). */
+function normalizeServers(servers: readonly ServerEntry[] | undefined): ServerEntry[] | undefined {
+  if (servers === undefined) return undefined
+  if (!Array.isArray(servers)) throw new TypeError('createPetstore: servers must be an array of { url, description? }')
+  return servers.map((server: ServerEntry) => {
+    const { url, description } = server ?? {}
+    if (typeof url !== 'string' || trimSlashes(url) === '') {
+      throw new TypeError(`createPetstore: each of servers needs a url, got ${JSON.stringify(server)}`)
+    }
+    if (description !== undefined && typeof description !== 'string') {
+      throw new TypeError(`createPetstore: a server description must be a string, got ${JSON.stringify(description)}`)
+    }
+    return description ? { url: trimSlashes(url), description } : { url: trimSlashes(url) }
+  })
 }
 
 /** What `onError` sees of a request: no body, and no `Authorization` to log by mistake. */
@@ -154,7 +184,7 @@ export function createEngine(options: PetstoreOptions): Engine {
     basePath,
     maxBodyBytes,
   })
-  const documentText = JSON.stringify(openApiDocument(basePath))
+  const documentText = JSON.stringify(openApiDocument(basePath, normalizeServers(options.servers)))
   const documentPath = `${basePath}/openapi.json`
   const getPetPath = new RegExp(`^${basePath.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}/pets/[^/]+/*$`)
 

@@ -52,6 +52,8 @@ export class PetstoreError extends Error {
       details?: ErrorDetail[]
       headers?: Record<string, string>
       cause?: unknown
+      /** Set by {@link PetstoreError.missingDriver}: the message alone says what to install. */
+      missingDriver?: boolean
     } = {},
   ) {
     // No stack trace: a PetstoreError is an answer, not a fault to trace (a 5xx keeps its
@@ -65,6 +67,20 @@ export class PetstoreError extends Error {
   /** The store could not be reached; answered as 503 `unavailable`. */
   static unavailable(cause?: unknown): PetstoreError {
     return new PetstoreError(503, 'unavailable', 'The pet store is temporarily unavailable; try again later', { cause })
+  }
+
+  /**
+   * A store's driver cannot be loaded: a 500 to clients, and a `message`
+   * (one line, naming what to install) that the binary prints as it is,
+   * where for other failures it prints the cause.
+   *
+   * @example
+   * ```ts
+   * throw PetstoreError.missingDriver('postgresStore needs pg: npm install pg', cause)
+   * ```
+   */
+  static missingDriver(message: string, cause: unknown): PetstoreError {
+    return new PetstoreError(500, 'internal_error', message, { cause, missingDriver: true })
   }
 }
 

@@ -69,16 +69,28 @@ const commonErrors = {
   default: error('Any other error (404 for unknown routes, 405 with `Allow`).'),
 }
 
+/** A server the document lists: where the API answers, e.g. `{ url: 'https://api.example.org/v1', description: 'Production' }`. */
+export interface ServerEntry {
+  /** The API's address, base path included; absolute, or relative to the document. */
+  url: string
+  description?: string
+}
+
+/** The repository: the document's contact, and where its license is. */
+const REPOSITORY = 'https://github.com/petstore-server/petstore-server'
+
 /**
- * Builds the OpenAPI 3.1 document of the API mounted at `basePath`.
+ * Builds the OpenAPI 3.1 document of the API mounted at `basePath`. Its
+ * `servers` are `servers` when given, else the relative `basePath`, which
+ * holds wherever the document is served from.
  *
  * @example
  * ```ts
- * const doc = openApiDocument('/v1')
+ * const doc = openApiDocument('/v1', [{ url: 'https://api.example.org/v1', description: 'Production' }])
  * doc.paths['/pets'].get.operationId // 'listPets'
  * ```
  */
-export function openApiDocument(basePath: string) {
+export function openApiDocument(basePath: string, servers?: readonly ServerEntry[]) {
   // Each component points at the others rather than inlining them, but never at
   // itself: with itself among the definitions it would become a bare `$ref` cycle.
   const componentSchemas = Object.fromEntries(
@@ -93,19 +105,35 @@ export function openApiDocument(basePath: string) {
       title: 'Petstore',
       version: '1.0.0',
       description: 'List, add and retrieve the animals of a store. Every operation needs a bearer API key.',
+      license: { name: 'MIT', identifier: 'MIT' },
+      contact: { name: 'petstore-server', url: `${REPOSITORY}/issues` },
     },
-    servers: [{ url: basePath || '/' }],
+    servers: servers?.length ? servers.map((server) => ({ ...server })) : [{ url: basePath || '/' }],
     security: [{ bearerAuth: [] }],
+    tags: [{ name: 'pets', description: 'The animals of the store.' }],
     paths: {
       '/pets': {
         get: {
           operationId: 'listPets',
+          tags: ['pets'],
           summary: 'List animals',
           description:
             'Ascending by id. When more pets match, `Link: <…>; rel="next"` gives the next page; following it visits every pet once.',
           parameters: [
-            { name: 'limit', in: 'query', required: false, schema: schema(LimitSchema) },
-            { name: 'status', in: 'query', required: false, schema: { $ref: '#/components/schemas/PetStatus' } },
+            {
+              name: 'limit',
+              in: 'query',
+              required: false,
+              description: 'Maximum number of animals to return (1 to 100, 20 when omitted).',
+              schema: schema(LimitSchema),
+            },
+            {
+              name: 'status',
+              in: 'query',
+              required: false,
+              description: 'Filters animals by availability status: only animals with this status are returned.',
+              schema: { $ref: '#/components/schemas/PetStatus' },
+            },
             {
               name: 'cursor',
               in: 'query',
@@ -126,7 +154,10 @@ export function openApiDocument(basePath: string) {
         },
         post: {
           operationId: 'createPet',
+          tags: ['pets'],
           summary: 'Add an animal',
+          description:
+            'Stores a new animal and answers it with the id the service assigned, and its URL in `Location`.',
           requestBody: { required: true, content: json('NewPet') },
           responses: {
             '201': {
@@ -144,10 +175,19 @@ export function openApiDocument(basePath: string) {
       '/pets/{petId}': {
         get: {
           operationId: 'getPet',
+          tags: ['pets'],
           summary: 'Get an animal (deprecated)',
           description: `Deprecated; removed on ${SUNSET}. Use \`GET /pets\` with a \`status\` filter.`,
           deprecated: true,
-          parameters: [{ name: 'petId', in: 'path', required: true, schema: schema(PetIdSchema) }],
+          parameters: [
+            {
+              name: 'petId',
+              in: 'path',
+              required: true,
+              description: 'The identifier of the animal.',
+              schema: schema(PetIdSchema),
+            },
+          ],
           responses: {
             '200': {
               description: 'The pet.',

@@ -322,6 +322,24 @@ describe('petstore-server binary', { concurrency: 4, timeout: 60_000 }, () => {
     }
   })
 
+  test('--public-url (repeatable, with a description) lists the servers of openapi.json', async () => {
+    const server = await startServer([
+      ...['--port', '0', '--key', KEY, '--db', 'memory'],
+      ...['--public-url', 'https://api.petstore.dev/v1/ Production API'],
+      ...['--public-url', 'https://staging.petstore.dev/v1'],
+    ])
+    try {
+      const res = await fetch(`${server.url}/openapi.json`)
+      assert.equal(res.status, 200)
+      assert.deepEqual(((await res.json()) as { servers: unknown }).servers, [
+        { url: 'https://api.petstore.dev/v1', description: 'Production API' },
+        { url: 'https://staging.petstore.dev/v1' },
+      ])
+    } finally {
+      await server.stop()
+    }
+  })
+
   test('--cors https://app.example: preflight without a key, headers on responses', async () => {
     const origin = 'https://app.example'
     const server = await startServer(['--port', '0', '--key', KEY, '--db', 'memory', '--cors', origin])
@@ -397,6 +415,7 @@ describe('petstore-server binary', { concurrency: 4, timeout: 60_000 }, () => {
       ['--db', 'nonsense'],
       ['--db', 'sqlite:/nonexistent-dir/x/y.db'],
       ['--base-path', 'v1'],
+      ['--public-url', 'api.petstore.dev/v1 Production'],
     ]
     // The server would start and wait if a flag were accepted: give each an unused key and memory db
     // only where --db is not under test, so that an accepted flag shows as a timeout, not a success.

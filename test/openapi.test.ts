@@ -170,6 +170,49 @@ for (const basePath of ['/v1', '/api/v1']) {
   })
 }
 
+describe('OpenAPI document: what the linters ask for (npm run lint:openapi lints it)', () => {
+  const documentOf = (servers?: { url: string; description?: string }[]) =>
+    fetchDocument(createPetstore({ store: memoryStore(), keys: [KEY], servers }), '/v1')
+
+  it('has a license, a contact, and a tag and a description on every operation and parameter', async () => {
+    const doc = await documentOf()
+    assert.equal(doc.info.license.identifier, 'MIT')
+    assert.match(doc.info.contact.url, /^https:\/\//)
+    assert.deepEqual(
+      doc.tags.map((tag: { name: string }) => tag.name),
+      ['pets'],
+    )
+    for (const [path, item] of Object.entries<any>(doc.paths)) {
+      for (const [method, operation] of Object.entries<any>(item)) {
+        assert.deepEqual(operation.tags, ['pets'], `${method} ${path}: tags`)
+        assert.ok(operation.description, `${method} ${path}: description`)
+        for (const parameter of operation.parameters ?? []) {
+          assert.ok(parameter.description, `${method} ${path}: description of ${parameter.name}`)
+        }
+      }
+    }
+  })
+
+  it('lists the `servers` option instead of the relative base path, without trailing slashes', async () => {
+    const doc = await documentOf([
+      { url: 'https://api.petstore.dev/v1/', description: 'Production' },
+      { url: 'https://staging.petstore.dev/v1' },
+    ])
+    assert.deepEqual(doc.servers, [
+      { url: 'https://api.petstore.dev/v1', description: 'Production' },
+      { url: 'https://staging.petstore.dev/v1' },
+    ])
+    const result = await validate(structuredClone(doc))
+    assert.ok(result.valid, compileErrors(result))
+  })
+
+  it('refuses a server without a url', () => {
+    for (const servers of [[{}], [{ url: '' }], [{ url: '/v1', description: 7 }], 'https://x/v1']) {
+      assert.throws(() => createPetstore({ store: memoryStore(), keys: [KEY], servers: servers as never }), TypeError)
+    }
+  })
+})
+
 describe('the OpenAPI checks are not vacuous', () => {
   let doc: any
   before(async () => {

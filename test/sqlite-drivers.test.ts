@@ -20,6 +20,7 @@ import { promisify } from 'node:util'
 import { PetstoreError } from '../src/errors.js'
 import { sqliteStore } from '../src/stores/sqlite.js'
 import { AUTO_ORDER, loadSqliteDriver, returnsRows, type SqliteDriver } from '../src/stores/sqlite-drivers.js'
+import { locateNpx } from './helpers/runtimes.js'
 import { repoRoot } from './helpers/spawn-server.js'
 import { sqliteRoundTrip } from './helpers/sqlite-roundtrip.js'
 
@@ -90,34 +91,9 @@ const RUNTIMES: Runtime[] = [
   },
 ]
 
-const run = promisify(execFile)
-
-/** The runtime's binary and version, or why it is not here. */
-async function locate(runtime: Runtime): Promise<{ binary: string; version: string } | { skip: string }> {
-  const [pkg, bin] = runtime.npx
-  try {
-    const binary =
-      process.env[runtime.env] ||
-      (
-        await run('npx', ['--offline', '-y', '-p', pkg, bin, '-e', 'console.log(process.execPath)'], {
-          timeout: 30_000,
-        })
-      ).stdout
-        .trim()
-        .split('\n')
-        .pop()!
-    const { stdout } = await run(binary, ['--version'], { timeout: 30_000 })
-    return { binary, version: stdout.trim() }
-  } catch {
-    const given = process.env[runtime.env]
-    if (given) return { skip: `${runtime.env}=${given} does not run` }
-    return { skip: `not in npx's cache: run npx -y -p ${pkg} ${bin} --version once, or set ${runtime.env}` }
-  }
-}
-
 // Looked up together, and before any test is declared: the runner starts the tests declared
 // so far at the first await, and ends the file (its `after` hook included) when they are done.
-const located = await Promise.all(RUNTIMES.map(locate))
+const located = await Promise.all(RUNTIMES.map(({ npx: [pkg, bin], env }) => locateNpx(pkg, bin, env)))
 describe(`sqliteStore on Node ${process.versions.node}`, () => {
   for (const driver of AUTO_ORDER) {
     it(`round trip with driver: '${driver}'`, { skip: unavailable.get(driver) ?? false }, async () => {
@@ -181,6 +157,7 @@ describe(`sqliteStore on Node ${process.versions.node}`, () => {
   })
 })
 
+const run = promisify(execFile)
 const script = join(repoRoot, 'test/helpers/sqlite-runtime.ts')
 
 describe('sqliteStore on other runtimes', { concurrency: true }, () => {

@@ -124,7 +124,7 @@ async function openPool(options: PoolOptions): Promise<Pool> {
   try {
     createPool = (await import('mysql2')).default.createPool
   } catch (cause) {
-    throw new PetstoreError(500, 'internal_error', 'mysqlStore needs mysql2: npm install mysql2', { cause })
+    throw PetstoreError.missingDriver('mysqlStore needs mysql2: npm install mysql2', cause)
   }
   return createPool({ ...POOL_DEFAULTS, ...options })
 }

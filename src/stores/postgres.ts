@@ -70,7 +70,7 @@ async function createPool(config: PoolConfig): Promise<Pool> {
   try {
     Pool = (await import('pg')).default.Pool
   } catch (cause) {
-    throw new PetstoreError(500, 'internal_error', 'postgresStore needs pg: npm install pg', { cause })
+    throw PetstoreError.missingDriver('postgresStore needs pg: npm install pg', cause)
   }
   const pool = new Pool({ ...POOL_DEFAULTS, ...config })
   // An idle connection the server drops is reported here; unheard, it would end the program.

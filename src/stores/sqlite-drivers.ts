@@ -191,5 +191,5 @@ export async function loadSqliteDriver(candidates: readonly SqliteDriver[] = AUT
     failures.length === 1 && only instanceof Error
       ? only.message
       : 'sqliteStore needs a SQLite driver: npm install better-sqlite3 (or run on Node ≥ 22.13 or Bun)'
-  throw new PetstoreError(500, 'internal_error', message, { cause })
+  throw PetstoreError.missingDriver(message, cause)
 }

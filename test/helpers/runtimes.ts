@@ -40,6 +40,33 @@ export async function locate(name: RuntimeName): Promise<Located> {
   }
 }
 
+/**
+ * Finds the binary `bin` of the npm package `pkg` (`node@22`, say) in npx's
+ * cache, or at the path the variable `env` holds, and asks its version.
+ * `npx --offline`: never downloads; warm the cache with `npx -y -p PKG BIN --version`.
+ */
+export async function locateNpx(pkg: string, bin: string, env: string): Promise<Located> {
+  const run = promisify(execFile)
+  try {
+    const binary =
+      process.env[env] ||
+      (
+        await run('npx', ['--offline', '-y', '-p', pkg, bin, '-e', 'console.log(process.execPath)'], {
+          timeout: 30_000,
+        })
+      ).stdout
+        .trim()
+        .split('\n')
+        .pop()!
+    const { stdout } = await run(binary, ['--version'], { timeout: 30_000 })
+    return { binary, version: stdout.trim() }
+  } catch {
+    const given = process.env[env]
+    if (given) return { skip: `${env}=${given} does not run` }
+    return { skip: `not in npx's cache: run npx -y -p ${pkg} ${bin} --version once, or set ${env}` }
+  }
+}
+
 /** Bun runs TypeScript and resolves tsconfig's `paths` itself: `bun script.ts`. */
 export function bunRuntime(binary: string): ScriptRuntime {
   return { command: binary, args: [] }

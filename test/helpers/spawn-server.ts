@@ -45,6 +45,8 @@ export interface ScriptRuntime {
   args: readonly string[]
   /** Variables it needs, under the test's own `env`. */
   env?: Record<string, string>
+  /** Where it runs. @default the repository root */
+  cwd?: string
 }
 
 /** This Node, through tsx (which honours tsconfig's `paths`): the default. */
@@ -57,7 +59,7 @@ function spawnScript(
   runtime: ScriptRuntime = NODE_TSX,
 ): ChildProcess {
   const child = spawn(runtime.command, [...runtime.args, script, ...args], {
-    cwd: repoRoot,
+    cwd: runtime.cwd ?? repoRoot,
     env: childEnv({ ...runtime.env, ...env }),
     stdio: ['ignore', 'pipe', 'pipe'],
   })
@@ -192,7 +194,18 @@ export function runToExit(
   env?: Record<string, string>,
   timeoutMs = EXIT_TIMEOUT_MS,
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawnScript(BIN, args, env)
+  return runScriptToExit(BIN, args, env, NODE_TSX, timeoutMs)
+}
+
+/** Runs a program (as {@link startScript} does) to its end, with a timeout; resolves with its exit code and output. */
+export function runScriptToExit(
+  script: string,
+  args: string[],
+  env?: Record<string, string>,
+  runtime: ScriptRuntime = NODE_TSX,
+  timeoutMs = EXIT_TIMEOUT_MS,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const child = spawnScript(script, args, env, runtime)
   let stdout = ''
   let stderr = ''
   child.stdout?.on('data', (chunk: string) => {
@@ -206,7 +219,7 @@ export function runToExit(
       child.kill('SIGKILL')
       reject(
         new Error(
-          `petstore-server ${args.join(' ')} did not exit within ${timeoutMs / 1000} s\n` +
+          `${script} ${args.join(' ')} did not exit within ${timeoutMs / 1000} s\n` +
             `stdout: ${JSON.stringify(stdout)}\nstderr: ${JSON.stringify(stderr)}`,
         ),
       )

@@ -1,0 +1,173 @@
+/**
+ * The package as a user gets it: dist/ packed by `npm pack`, installed into an
+ * empty project with `npm install --offline` (its dependencies from npm's cache,
+ * which `npm ci` fills), and its binary started there as npx would, on this Node
+ * and on Node 22 and 24 when npx's cache has them (see test/helpers/runtimes.ts).
+ *
+ * It packs dist/ as it is: run `npm run build` first (CI does).
+ * To check more of the installed package, add a test below: `project` is the
+ * installed project, `start()` starts its binary.
+ *
+ * Run: npm run build && node --import tsx --test test/package.test.ts
+ */
+import assert from 'node:assert/strict'
+import { execFile } from 'node:child_process'
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { after, before, describe, it } from 'node:test'
+import { promisify } from 'node:util'
+import { type Located, locateNpx } from './helpers/runtimes.js'
+import {
+  killAll,
+  type RunningServer,
+  repoRoot,
+  runScriptToExit,
+  type ScriptRuntime,
+  startScript,
+} from './helpers/spawn-server.js'
+
+const run = promisify(execFile)
+const KEY = 'package-test-key'
+const dir = mkdtempSync(join(tmpdir(), 'petstore-package-'))
+const project = join(dir, 'project')
+const installed = join(project, 'node_modules', 'petstore-server')
+
+after(async () => {
+  await killAll()
+  rmSync(dir, { recursive: true, force: true })
+})
+
+before(async () => {
+  assert.ok(existsSync(join(repoRoot, 'dist/bin/petstore-server.js')), 'no dist/: run npm run build first')
+  // --ignore-scripts: pack dist/ as built, without the `prepare` build.
+  await run('npm', ['pack', '--ignore-scripts', '--silent', '--pack-destination', dir], { cwd: repoRoot })
+  const [tarball] = readdirSync(dir).filter((name) => name.endsWith('.tgz'))
+  assert.ok(tarball, 'npm pack wrote no tarball')
+  rmSync(project, { recursive: true, force: true })
+  mkdirSync(project)
+  writeFileSync(join(project, 'package.json'), '{ "name": "first-contact", "private": true }\n')
+  await run('npm', ['install', '--offline', '--no-audit', '--no-fund', join(dir, tarball)], {
+    cwd: project,
+    timeout: 120_000,
+  })
+})
+
+/** What the binary wrote on stderr, without npm's own warnings (about the machine's npm config, say). */
+const ours = (stderr: string) =>
+  stderr
+    .split('\n')
+    .filter((line) => !/^npm (warn|WARN|notice)/.test(line))
+    .join('\n')
+
+/** Whether `version` (`v22.13.0`) has node:sqlite without a flag. */
+function hasNodeSqlite(version: string): boolean {
+  const [major = 0, minor = 0] = version.replace(/^v/, '').split('.').map(Number)
+  return major > 22 || (major === 22 && minor >= 13)
+}
+
+/**
+ * The project's binary on the Node at `binary`: what `npx petstore-server` runs
+ * there, started directly because npx does not pass SIGTERM on to it.
+ */
+function binaryOn(binary: string): ScriptRuntime {
+  return { command: binary, args: [], cwd: project }
+}
+
+/** The installed binary, as npx finds it. */
+const BIN = 'node_modules/.bin/petstore-server'
+
+const start = (runtime: ScriptRuntime, args: string[]): Promise<RunningServer> =>
+  startScript(BIN, ['--port', '0', '--key', KEY, ...args], undefined, runtime)
+
+describe('the packed tarball', () => {
+  it('holds dist, README, LICENSE and CHANGELOG, and no sources or tests', () => {
+    for (const file of ['package.json', 'README.md', 'LICENSE', 'CHANGELOG.md', 'dist/bin/petstore-server.js']) {
+      assert.ok(existsSync(join(installed, file)), `${file} is missing from the tarball`)
+    }
+    for (const folder of ['src', 'test', 'bin', 'bench', 'node_modules']) {
+      assert.ok(!existsSync(join(installed, folder)), `${folder}/ should not be in the tarball`)
+    }
+    assert.match(readFileSync(join(installed, 'LICENSE'), 'utf8'), /^MIT License/)
+  })
+})
+
+const others: [string, Located][] = [
+  ['Node 22', await locateNpx('node@22', 'node', 'PETSTORE_TEST_NODE22')],
+  ['Node 24', await locateNpx('node@24', 'node', 'PETSTORE_TEST_NODE24')],
+]
+// Under .ci/node-versions this Node is 22 or 24 already: run each version once.
+const located: [string, Located][] = [
+  ['this Node', { binary: process.execPath, version: process.version }],
+  ...others.filter(([, found]) => !('version' in found) || found.version !== process.version),
+]
+
+for (const [name, found] of located) {
+  const title = `petstore-server installed from the tarball, on ${name}${'version' in found ? ` (${found.version})` : ''}`
+  describe(title, { skip: 'skip' in found ? found.skip : false }, () => {
+    if (!('binary' in found)) return
+    const runtime = binaryOn(found.binary)
+    const sqlite = hasNodeSqlite(found.version)
+
+    it(
+      sqlite
+        ? 'serves on its default database, ./petstore.db through node:sqlite'
+        : 'without a SQLite driver, says in one line to install better-sqlite3, exit 1',
+      async () => {
+        if (!sqlite) {
+          const { code, stdout, stderr } = await runScriptToExit(BIN, ['--port', '0'], undefined, runtime)
+          assert.equal(code, 1)
+          assert.equal(stdout, '')
+          assert.match(ours(stderr), /^petstore-server: [^\n]*npm install better-sqlite3[^\n]*\n$/)
+          return
+        }
+        const server = await start(runtime, [])
+        try {
+          const created = await fetch(`${server.url}/pets`, {
+            method: 'POST',
+            headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' },
+            body: JSON.stringify({ name: 'Rex', status: 'available', categoryId: 1 }),
+          })
+          assert.equal(created.status, 201)
+          const listed = await fetch(`${server.url}/pets`, { headers: { authorization: `Bearer ${KEY}` } })
+          assert.equal(listed.status, 200)
+          assert.deepEqual(
+            ((await listed.json()) as { name: string }[]).map((pet) => pet.name),
+            ['Rex'],
+          )
+          assert.ok(existsSync(join(project, 'petstore.db')), 'the default database is ./petstore.db')
+        } finally {
+          assert.equal((await server.stop()).code, 0)
+          rmSync(join(project, 'petstore.db'), { force: true })
+        }
+      },
+    )
+
+    it('serves --db memory, with its OpenAPI document', async () => {
+      const server = await start(runtime, ['--db', 'memory'])
+      try {
+        const listed = await fetch(`${server.url}/pets`, { headers: { authorization: `Bearer ${KEY}` } })
+        assert.equal(listed.status, 200)
+        assert.deepEqual(await listed.json(), [])
+        const document = await fetch(`${server.url}/openapi.json`)
+        assert.equal(document.status, 200)
+        assert.equal(((await document.json()) as { openapi: string }).openapi, '3.1.0')
+      } finally {
+        assert.equal((await server.stop()).code, 0)
+      }
+    })
+
+    for (const [scheme, driver] of [
+      ['postgres', 'pg'],
+      ['mysql', 'mysql2'],
+    ] as const) {
+      const db = `${scheme}://petstore@127.0.0.1:9/none`
+      it(`--db ${scheme}://… without ${driver} says in one line to install it, exit 1`, async () => {
+        const { code, stdout, stderr } = await runScriptToExit(BIN, ['--db', db], undefined, runtime)
+        assert.equal(code, 1)
+        assert.equal(stdout, '')
+        assert.match(ours(stderr), new RegExp(`^petstore-server: [^\\n]*npm install ${driver}\\n$`))
+      })
+    }
+  })
+}
