@@ -3,7 +3,8 @@
  * workerd and answers the results as JSON: test/workerd.test.ts bundles it,
  * starts it beside the example Worker and asserts each result by name. The
  * runner is a tiny one of its own (workerd has no test runner): `describe`
- * and `it` collect, a request runs them one after another.
+ * and `it` collect, a request runs them one after another. `/schema`
+ * answers the tables the migrations made, to compare with `sqliteStore`'s.
  */
 import { type ConformanceRunner, storeConformance } from 'petstore-server/testing'
 import { type D1Database, d1Store } from '../../src/stores/d1.js'
@@ -63,9 +64,19 @@ function collect(db: D1Database): () => Promise<WorkerTestResult[]> {
   }
 }
 
+/** The SQL of the tables and index a new d1Store creates, as SQLite keeps it, to compare with sqliteStore's. */
+async function schema(db: D1Database & { prepare(query: string): { all(): Promise<{ results: unknown[] }> } }) {
+  const store = d1Store(db)
+  await store.ping?.()
+  await store.close?.()
+  const query = "select type, name, sql from sqlite_master where name like 'petstore%' order by name"
+  return (await db.prepare(query).all()).results
+}
+
 export default {
-  async fetch(_request: Request, env: { DB: D1Database }): Promise<Response> {
-    const results = await collect(env.DB)()
-    return Response.json(results)
+  async fetch(request: Request, env: { DB: D1Database }): Promise<Response> {
+    // `/schema`: what the migrations made; anything else: the conformance suite.
+    if (new URL(request.url).pathname === '/schema') return Response.json(await schema(env.DB))
+    return Response.json(await collect(env.DB)())
   },
 }
