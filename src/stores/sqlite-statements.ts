@@ -1,7 +1,8 @@
 /**
- * Internal to the SQLite and D1 stores: the SQL of their hot path, written
- * once for both (D1 is SQLite, reached through Cloudflare's binding instead
- * of a driver). Parameters are positional (`?`): the drivers name them
+ * Internal to the SQLite and D1 stores: the SQL of their schema and of their
+ * hot path, written once for both (D1 is SQLite, reached through Cloudflare's
+ * binding instead of a driver). No kysely here: the D1 store runs this SQL
+ * itself, and a Worker's bundle is a quarter the size without kysely. Parameters are positional (`?`): the drivers name them
  * differently, and D1 binds by position.
  *
  * @module
@@ -12,6 +13,23 @@ import { type HotPathTarget, qualifiedTable } from './hot-path.js'
 const PET_JSON = `case when status is null
   then json_object('id', id, 'name', name, 'categoryId', category_id)
   else json_object('id', id, 'name', name, 'categoryId', category_id, 'status', status) end`
+
+/**
+ * Migration 0001 on SQLite: the pets table and its index, each idempotent
+ * (`if not exists`). The text is what kysely's schema builder wrote before it
+ * moved here, so a database made then and one made now hold the same schema.
+ * SQLite's AUTOINCREMENT never hands out an id again, even the largest one
+ * after a delete. In an attached `schema`, SQLite names the index's schema,
+ * not its table's.
+ */
+export function sqlitePetsSchema({ table, schema }: HotPathTarget): string[] {
+  const quote = (name: string) => `"${name.replaceAll('"', '""')}"`
+  const index = `${schema === undefined ? '' : `${quote(schema)}.`}${quote(`${table}_status_id`)}`
+  return [
+    `create table if not exists ${qualifiedTable({ table, schema })} ("id" integer primary key autoincrement, "name" text not null, "category_id" bigint not null, "status" varchar(16))`,
+    `create index if not exists ${index} on ${quote(table)} ("status", "id")`,
+  ]
+}
 
 /** The statements of a SQLite hot path; the pages come unfiltered (`[0]`) and by status (`[1]`). */
 export interface SqliteStatements {

@@ -69,7 +69,7 @@ async function schema(db: D1Database & { prepare(query: string): { all(): Promis
   const store = d1Store(db)
   await store.ping?.()
   await store.close?.()
-  const query = "select type, name, sql from sqlite_master where name like 'petstore%' order by name"
+  const query = "select type, name, sql from sqlite_master where name like 'petstore_pets%' order by name"
   return (await db.prepare(query).all()).results
 }
 
