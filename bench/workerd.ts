@@ -77,7 +77,9 @@ try {
           throw new Error(`${name} ${scenario}: ${result.errors} errors, ${result.non2xx} non-2xx`)
         }
         const row = { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99 }
-        ;((results[scenario] ??= {})[name] ??= []).push(row)
+        results[scenario] ??= {}
+        results[scenario][name] ??= []
+        results[scenario][name].push(row)
         console.log(
           `round ${round} ${scenario} ${name}: ${row.rps.toFixed(0)} req/s, p50 ${row.p50} ms, p99 ${row.p99} ms`,
         )
