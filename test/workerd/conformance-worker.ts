@@ -65,7 +65,7 @@ function collect(db: D1Database): () => Promise<WorkerTestResult[]> {
 }
 
 /** The SQL of the tables and index a new d1Store creates, as SQLite keeps it, to compare with sqliteStore's. */
-async function schema(db: D1Database & { prepare(query: string): { all(): Promise<{ results: unknown[] }> } }) {
+async function schema(db: D1Database): Promise<unknown[]> {
   const store = d1Store(db)
   await store.ping?.()
   await store.close?.()
