@@ -9,6 +9,7 @@ export default defineConfig([
       postgres: 'src/stores/postgres.ts',
       mysql: 'src/stores/mysql.ts',
       kysely: 'src/stores/kysely.ts',
+      d1: 'src/stores/d1.ts',
       testing: 'src/testing.ts',
       node: 'adapters/node.ts',
       bun: 'adapters/bun.ts',

@@ -5,6 +5,7 @@
  * @module
  */
 import { type Kysely, type Migration, MysqlAdapter, PostgresAdapter, sql } from 'kysely'
+import { sqlitePetsSchema } from './sqlite-statements.js'
 
 /** The SQL family a kysely instance speaks, read from its adapter. */
 export type SqlFamily = 'sqlite' | 'postgres' | 'mysql'
@@ -40,14 +41,15 @@ export function migrations(table: string, family: SqlFamily, schema?: string): R
           ) default character set utf8mb4 collate utf8mb4_bin`.execute(migrating)
           return
         }
+        if (family === 'sqlite') {
+          // The same SQL as the D1 store's schema, which runs without kysely.
+          for (const statement of sqlitePetsSchema({ table, schema })) await sql.raw(statement).execute(migrating)
+          return
+        }
         await db.schema
           .createTable(table)
           .ifNotExists()
-          .addColumn('id', family === 'postgres' ? 'bigserial' : 'integer', (column) => {
-            const key = column.primaryKey()
-            // SQLite's AUTOINCREMENT never hands out an id again, even the largest one after a delete.
-            return family === 'postgres' ? key : key.autoIncrement()
-          })
+          .addColumn('id', 'bigserial', (column) => column.primaryKey())
           .addColumn('name', 'text', (column) => column.notNull())
           .addColumn('category_id', 'bigint', (column) => column.notNull())
           .addColumn('status', 'varchar(16)')

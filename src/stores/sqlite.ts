@@ -14,13 +14,12 @@ import {
   type JsonPageRow,
   type PetRow,
   pageOfJson,
-  petColumns,
-  qualifiedTable,
   storedPet,
   toPet,
 } from './hot-path.js'
 import { type KyselyStoreOptions, kyselyStore } from './kysely.js'
 import { AUTO_ORDER, assertSqliteDriver, loadSqliteDriver, type SqliteDriver } from './sqlite-drivers.js'
+import { pageParameters, sqliteStatements } from './sqlite-statements.js'
 
 export type { SqliteDriver } from './sqlite-drivers.js'
 
@@ -53,11 +52,6 @@ function configure(database: SqliteDatabase, busyTimeoutMs: number): void {
   }
 }
 
-/** A pet as JSON text, in the API's form: no `status` key when the column is NULL. */
-const PET_JSON = `case when status is null
-  then json_object('id', id, 'name', name, 'categoryId', category_id)
-  else json_object('id', id, 'name', name, 'categoryId', category_id, 'status', status) end`
-
 /**
  * The hot path of `sqliteStore`: statements prepared once on the driver's
  * database, run synchronously. Through kysely, each request built a query,
@@ -67,29 +61,16 @@ const PET_JSON = `case when status is null
  * else uses kysely's connection afterwards but `ping`, one statement at a
  * time, so the two never interleave inside a transaction.
  *
- * A page as JSON is built by SQLite itself (`json_group_array`): one string
- * instead of a row object per pet, turned into a pet, turned into text (at
- * 100 pets, less than half the time). It aggregates `limit + 1` pets, in id
- * order as the subquery yields them, to learn whether more follow, and
- * {@link pageOfJson} cuts the extra one off. Parameters are positional: the
- * drivers name them differently.
+ * The SQL (pages as JSON built by `json_group_array`) is shared with the D1
+ * store: see sqlite-statements.ts.
  */
 function sqliteHotPath(database: SqliteDatabase, target: HotPathTarget): HotPath {
-  const from = qualifiedTable(target)
-  // Rows read category_id as text (exact beyond 2^53 on every driver); the JSON pages write the integer itself.
-  const columns = petColumns('sqlite')
-  const page = (byStatus: boolean, selected = columns) =>
-    `select ${selected} from ${from} where ${byStatus ? 'status = ? and ' : ''}id > ? order by id limit ?`
-  const rowPages = [database.prepare(page(false)), database.prepare(page(true))] as const
-  const jsonPages = [false, true].map((byStatus) =>
-    database.prepare(`select json_group_array(${PET_JSON}) as json, count(*) as count, max(id) as last_id
-      from (${page(byStatus, 'id, name, category_id, status')})`),
-  )
-  const byId = database.prepare(`select ${columns} from ${from} where id = ?`)
-  const insert = database.prepare(`insert into ${from} (name, category_id, status) values (?, ?, ?)`)
-  // Ids are positive: no cursor is the cursor 0.
-  const parameters = ({ status, after = 0, limit }: ListQuery) =>
-    status === undefined ? [after, limit] : [status, after, limit]
+  const sql = sqliteStatements(target)
+  const rowPages = sql.rowPages.map((text) => database.prepare(text))
+  const jsonPages = sql.jsonPages.map((text) => database.prepare(text))
+  const byId = database.prepare(sql.byId)
+  const insert = database.prepare(sql.insert)
+  const parameters = ({ status, after, limit }: ListQuery) => pageParameters(status, after, limit)
 
   return {
     get(id) {
@@ -97,7 +78,7 @@ function sqliteHotPath(database: SqliteDatabase, target: HotPathTarget): HotPath
       return row && toPet(row)
     },
     list(query) {
-      return (rowPages[query.status === undefined ? 0 : 1].all(parameters(query)) as PetRow[]).map(toPet)
+      return (rowPages[query.status === undefined ? 0 : 1]!.all(parameters(query)) as PetRow[]).map(toPet)
     },
     listJson(query): JsonPage {
       const { limit } = query

@@ -1,0 +1,137 @@
+/**
+ * Cloudflare Workers for the tests and the benchmark: the example Worker and
+ * the conformance Worker bundled from TypeScript with esbuild (as wrangler
+ * bundles them), and started on workerd by miniflare with a local D1, on a
+ * free port of 127.0.0.1. Nothing leaves the machine: workerd is the binary
+ * of the npm package `@cloudflare/workerd-linux-64`, D1 is simulated in
+ * memory.
+ *
+ * @module
+ */
+import { execFile } from 'node:child_process'
+import { readFileSync } from 'node:fs'
+import { createRequire } from 'node:module'
+import { dirname, join } from 'node:path'
+import { promisify } from 'node:util'
+import { gzipSync } from 'node:zlib'
+import type { Metafile } from 'esbuild'
+import type { Miniflare } from 'miniflare'
+import { repoRoot } from './spawn-server.js'
+
+/** The wrangler configuration of the example, which a user copies. */
+export const WRANGLER_CONFIG = 'examples/cloudflare/wrangler.jsonc'
+
+/** The fields of wrangler.jsonc the tests start the Worker with. */
+export interface WranglerConfig {
+  name: string
+  main: string
+  compatibility_date: string
+  d1_databases: Array<{ binding: string; database_name: string }>
+}
+
+/** wrangler.jsonc, read as wrangler reads it: JSON with `//` comments (none inside strings here). */
+export function wranglerConfig(): WranglerConfig {
+  const text = readFileSync(join(repoRoot, WRANGLER_CONFIG), 'utf8').replace(/^\s*\/\/.*$/gm, '')
+  return JSON.parse(text)
+}
+
+/** The example Worker's entry, resolved from wrangler.jsonc's `main`. */
+export function exampleEntry(): string {
+  return join(repoRoot, dirname(WRANGLER_CONFIG), wranglerConfig().main)
+}
+
+/** A Worker bundled as wrangler deploys one: one ES module, minified. */
+export interface WorkerBundle {
+  code: string
+  metafile: Metafile
+  bytes: number
+  gzipBytes: number
+}
+
+/**
+ * Bundles `entry` for workerd: esbuild with the conditions wrangler uses
+ * (`workerd`, `worker`, `browser`), `petstore-server/…` resolved to the
+ * sources through tsconfig.json's `paths`.
+ */
+export async function bundleWorker(entry: string): Promise<WorkerBundle> {
+  const { build } = await import('esbuild')
+  const result = await build({
+    entryPoints: [entry],
+    absWorkingDir: repoRoot,
+    bundle: true,
+    format: 'esm',
+    platform: 'browser',
+    conditions: ['workerd', 'worker', 'browser'],
+    target: 'es2022',
+    minify: true,
+    metafile: true,
+    write: false,
+    logLevel: 'silent',
+  })
+  const code = result.outputFiles[0]?.text ?? ''
+  return {
+    code,
+    metafile: result.metafile,
+    bytes: Buffer.byteLength(code),
+    gzipBytes: gzipSync(code).length,
+  }
+}
+
+/** workerd's binary and version, or why it cannot run here. */
+export async function locateWorkerd(): Promise<{ version: string } | { skip: string }> {
+  try {
+    const require = createRequire(join(repoRoot, 'package.json'))
+    const binary = join(dirname(require.resolve('@cloudflare/workerd-linux-64/package.json')), 'bin', 'workerd')
+    const { stdout } = await promisify(execFile)(binary, ['--version'], { timeout: 30_000 })
+    await import('miniflare')
+    return { version: stdout.trim().replace(/^workerd /, '') }
+  } catch (error) {
+    return { skip: `workerd or miniflare not usable (npm install): ${(error as Error).message.split('\n')[0]}` }
+  }
+}
+
+/** One Worker to start: its bundled code, D1 bindings, plain-text bindings. */
+export interface WorkerToStart {
+  name: string
+  code: string
+  d1Databases?: Record<string, string>
+  bindings?: Record<string, string>
+}
+
+/** Miniflare serving the first Worker on `url`, and how long workerd took to be ready. */
+export interface RunningWorkers {
+  miniflare: Miniflare
+  url: URL
+  startMs: number
+}
+
+/**
+ * Starts `workers` on one workerd process (miniflare) on a free port of
+ * 127.0.0.1; the first one answers on `url`, the others through
+ * `miniflare.getWorker(name)`. D1 lives in memory and goes with `dispose()`.
+ */
+export async function startWorkers(workers: WorkerToStart[], compatibilityDate: string): Promise<RunningWorkers> {
+  const { Miniflare } = await import('miniflare')
+  const started = performance.now()
+  const miniflare = new Miniflare({
+    host: '127.0.0.1',
+    port: 0,
+    workers: workers.map(({ name, code, d1Databases = {}, bindings = {} }) => ({
+      name,
+      modules: true,
+      script: code,
+      compatibilityDate,
+      d1Databases,
+      bindings,
+    })),
+  })
+  const url = await miniflare.ready
+  return { miniflare, url, startMs: performance.now() - started }
+}
+
+/** Sends a GET for `path` to the Worker `name` of `running`, past the port (miniflare's own route to it). */
+export async function fetchWorker(running: RunningWorkers, name: string, path: string): Promise<Response> {
+  // miniflare types the Worker with workers-types' Request and Response, which this project does not load.
+  const worker = (await running.miniflare.getWorker(name)) as unknown as { fetch(url: string): Promise<Response> }
+  return worker.fetch(`http://${name}${path}`)
+}
