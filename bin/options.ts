@@ -19,6 +19,8 @@ export interface CliOptions {
   keys: string[]
   basePath: string
   cors: string[]
+  /** Serve the API reference page at `{basePath}/docs`. */
+  docs: boolean
   /** Processes serving the port; 1 is a plain single process, more run under node:cluster (bin/workers.ts). */
   workers: number
   help: boolean
@@ -40,6 +42,7 @@ Options:
   --keys-file PATH  accepted keys, one per line; # comments   (env PETSTORE_KEYS_FILE)
   --base-path PATH  path prefix of the API                    (default /v1)
   --cors ORIGIN     allow browsers from ORIGIN ('*' for any); repeatable
+  --no-docs         do not serve the API reference page at {base path}/docs
   --workers N       processes sharing the port; auto: 1 per CPU (env PETSTORE_WORKERS, default 1)
   -h, --help        print this help
   -v, --version     print the version
@@ -55,6 +58,8 @@ configuration holds it in clear:
   echo "sha256:$(printf %s "$KEY" | sha256sum | cut -d' ' -f1)"
 --keys-file keeps keys out of the process listing, where --key is visible.
 Without any key, a random one is generated and printed once on stderr.
+The API reference page, {base path}/docs (default /v1/docs), needs no key to
+view; "try it" takes a key through its Authorize button.
 GET /healthz answers 200 while the store is reachable, 503 when it is not.
 
 --workers N runs N processes under node:cluster, sharing one port and one
@@ -133,6 +138,7 @@ export function parseCli(argv: readonly string[], env: Record<string, string | u
     keys: keys.map((key) => key.trim()).filter((key) => key !== ''),
     basePath: basePath.replace(/\/+$/, ''),
     cors: values.cors ?? [],
+    docs: !values['no-docs'],
     workers:
       values.workers !== undefined
         ? parseWorkers(values.workers, '--workers')
@@ -170,6 +176,7 @@ function parse(argv: readonly string[]) {
       'keys-file': { type: 'string' },
       'base-path': { type: 'string' },
       cors: { type: 'string', multiple: true },
+      'no-docs': { type: 'boolean' },
       workers: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
       version: { type: 'boolean', short: 'v' },
