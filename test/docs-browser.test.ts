@@ -75,6 +75,14 @@ it('the reference page renders, shows the operations and runs listPets with a ty
     const problems: string[] = []
     context.on('request', (request) => requested.push(request.url()))
     const page = context.pages()[0] ?? (await context.newPage())
+    // Every CSP violation, as the page itself hears of it (the init script runs outside the CSP).
+    await page.addInitScript(() => {
+      const seen: string[] = []
+      Object.assign(window, { cspViolations: seen })
+      document.addEventListener('securitypolicyviolation', (event) => {
+        seen.push(`${event.violatedDirective} ${event.blockedURI}`)
+      })
+    })
     page.on('pageerror', (error) => problems.push(`page error: ${error.message}`))
     page.on('console', (message) => {
       // A CSP violation is reported on the console as an error.
@@ -91,6 +99,10 @@ it('the reference page renders, shows the operations and runs listPets with a ty
     for (const id of ['listPets', 'createPet', 'getPet']) {
       await operation(id).first().waitFor({ timeout: 30_000 })
     }
+    // The page runs under its CSP without breaking it: nothing inline, no eval, nothing from elsewhere.
+    assert.deepEqual(await page.evaluate(() => (window as unknown as { cspViolations: string[] }).cspViolations), [])
+    assert.deepEqual(problems, [])
+
     // getPet is shown as deprecated; the others are not.
     assert.equal(await operation('getPet').locator('xpath=self::*[contains(@class, "opblock-deprecated")]').count(), 1)
     assert.equal(await page.locator('.opblock-deprecated').count(), 1)
@@ -124,6 +136,7 @@ it('the reference page renders, shows the operations and runs listPets with a ty
     // Everything came from the server itself (or from data: URLs inside its own files).
     const foreign = requested.filter((url) => !url.startsWith(`${origin}/`) && !url.startsWith('data:'))
     assert.deepEqual(foreign, [])
+    assert.deepEqual(await page.evaluate(() => (window as unknown as { cspViolations: string[] }).cspViolations), [])
     assert.deepEqual(problems, [])
   } finally {
     await context.close()
