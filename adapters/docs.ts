@@ -62,7 +62,10 @@ const NOT_DOCS: ApiAnswer = { status: 0, headers: {}, body: null }
  * // → http://127.0.0.1:8080/v1/docs
  * ```
  */
-export function withDocs(handler: FetchHandler, options: WithDocsOptions = {}): (request: Request) => Promise<Response> {
+export function withDocs(
+  handler: FetchHandler,
+  options: WithDocsOptions = {},
+): (request: Request) => Promise<Response> {
   const docsOptions = { basePath: options.basePath ?? '/v1', load: options.load ?? swaggerUiAssets() }
   const engine = engineOf(handler)
   if (engine) return toFetchHandler(withDocsEngine(engine, docsOptions))
