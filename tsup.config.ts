@@ -14,6 +14,7 @@ export default defineConfig([
       node: 'adapters/node.ts',
       bun: 'adapters/bun.ts',
       deno: 'adapters/deno.ts',
+      docs: 'adapters/docs.ts',
     },
     format: ['esm', 'cjs'],
     dts: true,
@@ -24,6 +25,8 @@ export default defineConfig([
     outDir: 'dist',
     // tsup strips `node:` by default, which would turn import('node:sqlite') into the npm package `sqlite`.
     removeNodeProtocol: false,
+    // An optional dependency, which tsup would bundle: its files are found from where it is installed.
+    external: ['swagger-ui-dist'],
   },
   {
     entry: { 'bin/petstore-server': 'bin/petstore-server.ts' },
@@ -31,11 +34,12 @@ export default defineConfig([
     target: 'node20',
     outDir: 'dist',
     removeNodeProtocol: false,
-    // Drivers stay outside the bundle: they are optional peers, loaded on demand.
-    external: ['better-sqlite3', 'pg', 'mysql2'],
+    // Drivers stay outside the bundle: they are optional peers, loaded on demand. swagger-ui-dist
+    // too: it finds its files from where it is installed, and is loaded on the first /docs request.
+    external: ['better-sqlite3', 'pg', 'mysql2', 'swagger-ui-dist'],
     // Everything else goes in it: loading kysely as ~280 ESM files took ~170 ms of the binary's
     // start, bundled ~20 ms (the library entries keep their dependencies external, as they must).
-    noExternal: [/^(?!better-sqlite3$|pg$|mysql2$)/],
+    noExternal: [/^(?!better-sqlite3$|pg$|mysql2$|swagger-ui-dist(\/|$))/],
     // Bundled CommonJS dependencies (of @whatwg-node/server) call require(), which ESM lacks.
     banner: { js: "import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);" },
   },

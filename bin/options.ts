@@ -21,6 +21,8 @@ export interface CliOptions {
   cors: string[]
   /** `--public-url`: the servers of the OpenAPI document; empty keeps the relative base path. */
   publicUrls: { url: string; description?: string }[]
+  /** Serve the API reference page at `{basePath}/docs`. */
+  docs: boolean
   /** Processes serving the port; 1 is a plain single process, more run under node:cluster (bin/workers.ts). */
   workers: number
   help: boolean
@@ -45,6 +47,7 @@ Options:
   --public-url 'URL [DESCRIPTION]'
                     a public address of the API, base path included, listed in
                     openapi.json's servers; repeatable (default: the base path)
+  --no-docs         do not serve the API reference page at {base path}/docs
   --workers N       processes sharing the port; auto: 1 per CPU (env PETSTORE_WORKERS, default 1)
   -h, --help        print this help
   -v, --version     print the version
@@ -60,6 +63,8 @@ configuration holds it in clear:
   echo "sha256:$(printf %s "$KEY" | sha256sum | cut -d' ' -f1)"
 --keys-file keeps keys out of the process listing, where --key is visible.
 Without any key, a random one is generated and printed once on stderr.
+The API reference page, {base path}/docs (default /v1/docs), needs no key to
+view; "try it" takes a key through its Authorize button.
 GET /healthz answers 200 while the store is reachable, 503 when it is not.
 
 --workers N runs N processes under node:cluster, sharing one port and one
@@ -154,6 +159,7 @@ export function parseCli(argv: readonly string[], env: Record<string, string | u
     basePath: basePath.replace(/\/+$/, ''),
     cors: values.cors ?? [],
     publicUrls: (values['public-url'] ?? []).map(parsePublicUrl),
+    docs: !values['no-docs'],
     workers:
       values.workers !== undefined
         ? parseWorkers(values.workers, '--workers')
@@ -192,6 +198,7 @@ function parse(argv: readonly string[]) {
       'base-path': { type: 'string' },
       cors: { type: 'string', multiple: true },
       'public-url': { type: 'string', multiple: true },
+      'no-docs': { type: 'boolean' },
       workers: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
       version: { type: 'boolean', short: 'v' },

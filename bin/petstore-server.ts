@@ -6,9 +6,11 @@
  * @module
  */
 import { randomBytes } from 'node:crypto'
+import { swaggerUiAssets } from '../adapters/docs.js'
 import { serve } from '../adapters/node.js'
 import packageJson from '../package.json' with { type: 'json' }
 import { createEngine } from '../src/create-petstore.js'
+import { withDocsEngine } from '../src/docs.js'
 import { errorAnswer } from '../src/errors.js'
 import { type ApiAnswer, type ApiRequest, type Engine, jsonAnswer, toFetchHandler } from '../src/exchange.js'
 import { setDefaults } from '../src/headers.js'
@@ -92,13 +94,15 @@ async function main(): Promise<void> {
     await store.close?.()
     return runPrimary(options.workers, options.keys.length === 0 ? keys[0] : undefined)
   }
-  const engine = createEngine({
+  const api = createEngine({
     store,
     keys,
     basePath: options.basePath,
     servers: options.publicUrls.length > 0 ? options.publicUrls : undefined,
     cors: options.cors.length > 0 ? { origin: options.cors.includes('*') ? '*' : options.cors } : undefined,
   })
+  // The reference page's files are read on its first request, not here: the start does not pay for them.
+  const engine = options.docs ? withDocsEngine(api, { basePath: options.basePath, load: swaggerUiAssets() }) : api
 
   let server: Awaited<ReturnType<typeof serve>>
   try {

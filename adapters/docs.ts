@@ -1,0 +1,77 @@
+/**
+ * `petstore-server/docs`: the API reference page (Swagger UI) for a handler
+ * made by `createPetstore`, with the renderer's files read from the
+ * `swagger-ui-dist` package on first use. Node, Bun and Deno all read them
+ * through `node:fs`; `import 'petstore-server'` never loads this module.
+ *
+ * @module
+ */
+import { readFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import { type DocsAssetLoader, withDocsEngine } from '../src/docs.js'
+import { type ApiAnswer, engineOf, fromRequest, toFetchHandler, toResponse } from '../src/exchange.js'
+
+export { DOCS_CSP, type DocsAsset, type DocsAssetLoader } from '../src/docs.js'
+
+/** Any web-standard fetch handler, such as the one `createPetstore` returns. */
+export type FetchHandler = (request: Request) => Response | Promise<Response>
+
+/** Options of {@link withDocs}. */
+export interface WithDocsOptions {
+  /** The base path given to `createPetstore`: the page is at `{basePath}/docs`. @default '/v1' */
+  basePath?: string
+  /** Where the renderer's files come from. @default swaggerUiAssets() */
+  load?: DocsAssetLoader
+}
+
+/**
+ * Reads Swagger UI's files from the installed `swagger-ui-dist` package, when
+ * first asked. Its absence is told on the page's URL, as a JSON error naming
+ * the package to install.
+ */
+export function swaggerUiAssets(): DocsAssetLoader {
+  let directory: Promise<string> | undefined
+  return async (name) => {
+    directory ??= import('swagger-ui-dist/absolute-path.js' as string).then(
+      (module: { default: () => string }) => module.default(),
+      (error: unknown) => {
+        directory = undefined
+        throw new Error('the package swagger-ui-dist is not installed (npm install swagger-ui-dist)', { cause: error })
+      },
+    )
+    return readFile(join(await directory, name), 'utf8')
+  }
+}
+
+/** What the docs engine answers when a request is not for it. */
+const NOT_DOCS: ApiAnswer = { status: 0, headers: {}, body: null }
+
+/**
+ * `handler`, plus an interactive API reference at `{basePath}/docs`: viewing
+ * it needs no key; its "Authorize" button takes one for "try it", which calls
+ * this same server. Everything else goes to `handler` unchanged (a handler of
+ * `createPetstore` keeps the Node adapter's direct path).
+ *
+ * @example
+ * ```ts
+ * import { createPetstore, memoryStore } from 'petstore-server'
+ * import { withDocs } from 'petstore-server/docs'
+ * import { serve } from 'petstore-server/node'
+ *
+ * await serve({ handler: withDocs(createPetstore({ store: memoryStore(), keys: ['secret'] })) })
+ * // → http://127.0.0.1:8080/v1/docs
+ * ```
+ */
+export function withDocs(
+  handler: FetchHandler,
+  options: WithDocsOptions = {},
+): (request: Request) => Promise<Response> {
+  const docsOptions = { basePath: options.basePath ?? '/v1', load: options.load ?? swaggerUiAssets() }
+  const engine = engineOf(handler)
+  if (engine) return toFetchHandler(withDocsEngine(engine, docsOptions))
+  const docs = withDocsEngine(async () => NOT_DOCS, docsOptions)
+  return async (request) => {
+    const answer = await docs(fromRequest(request))
+    return answer === NOT_DOCS ? handler(request) : toResponse(answer)
+  }
+}
