@@ -5,6 +5,7 @@
  * @module
  */
 import { Kysely, type SqliteDatabase, SqliteDialect } from 'kysely'
+import type { NewPet } from '../schemas.js'
 import type { JsonPage, ListQuery, PetStore } from '../store.js'
 import {
   EMPTY_PAGE,
@@ -85,6 +86,10 @@ function sqliteHotPath(database: SqliteDatabase, target: HotPathTarget): HotPath
   )
   const byId = database.prepare(`select ${columns} from ${from} where id = ?`)
   const insert = database.prepare(`insert into ${from} (name, category_id, status) values (?, ?, ?)`)
+  // Group commit (see group-commit.ts): a batch is one immediate transaction, so one commit; the
+  // busy handler waits for another process's lock at `begin immediate`, as at a lone insert.
+  const [begin, commit, rollback] = ['begin immediate', 'commit', 'rollback'].map((text) => database.prepare(text))
+  const insertOne = (pet: NewPet) => Number(insert.run([pet.name, pet.categoryId, pet.status ?? null]).lastInsertRowid)
   // Ids are positive: no cursor is the cursor 0.
   const parameters = ({ status, after = 0, limit }: ListQuery) =>
     status === undefined ? [after, limit] : [status, after, limit]
@@ -105,8 +110,23 @@ function sqliteHotPath(database: SqliteDatabase, target: HotPathTarget): HotPath
       return pageOfJson(row, limit)
     },
     create(pet) {
-      const { lastInsertRowid } = insert.run([pet.name, pet.categoryId, pet.status ?? null])
-      return storedPet(Number(lastInsertRowid), pet)
+      return storedPet(insertOne(pet), pet)
+    },
+    insertMany(pets) {
+      if (pets.length === 1) return [insertOne(pets[0]!)]
+      begin!.run([])
+      try {
+        const ids = pets.map(insertOne)
+        commit!.run([])
+        return ids
+      } catch (error) {
+        try {
+          rollback!.run([])
+        } catch {
+          // SQLite already rolled back (it does on some errors): nothing is open.
+        }
+        throw error
+      }
     },
   }
 }
