@@ -29,8 +29,9 @@ export interface KyselyStoreOptions {
   destroyOnClose?: boolean
   /**
    * Group commit: creates that arrive while another is being written go
-   * together in the next write, one transaction and one commit (SQLite,
-   * PostgreSQL and MySQL stores). Off, each create commits on its own.
+   * together in the next write, one transaction and one commit (`sqliteStore`,
+   * `postgresStore`, `mysqlStore`; a `kyselyStore` over your own instance has
+   * no statements of its own to batch). Off, each create commits on its own.
    * @default true
    */
   batchCreates?: boolean
