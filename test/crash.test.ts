@@ -7,7 +7,8 @@
  *
  * SQLite always runs (a fresh temp file). PostgreSQL runs when
  * `PETSTORE_TEST_POSTGRES_URL` is set, in a schema of its own
- * (`?schema=…`), dropped afterwards.
+ * (`?schema=…`), dropped afterwards; MySQL / MariaDB when
+ * `PETSTORE_TEST_MYSQL_URL` is set, in a database of its own, dropped afterwards.
  *
  * Run: node --import tsx --test test/crash.test.ts
  */
@@ -18,7 +19,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, describe, type TestContext, test } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { inFreshSchema, listAll, mismatchesById } from './helpers/load.js'
+import { inFreshMysqlDatabase, inFreshSchema, listAll, mismatchesById } from './helpers/load.js'
 import { request } from './helpers/raw-http.js'
 import { killAll, type RunningServer, startServer } from './helpers/spawn-server.js'
 
@@ -167,6 +168,7 @@ async function crashAndRestart(t: TestContext, db: string, afterKill: () => stri
 }
 
 const POSTGRES_URL = process.env.PETSTORE_TEST_POSTGRES_URL
+const MYSQL_URL = process.env.PETSTORE_TEST_MYSQL_URL
 
 describe('crash safety: SIGKILL mid-load, restart on the same database', { concurrency: true, timeout: 60_000 }, () => {
   test('SQLite file', async (t) => {
@@ -181,5 +183,9 @@ describe('crash safety: SIGKILL mid-load, restart on the same database', { concu
 
   test('PostgreSQL', { skip: POSTGRES_URL ? false : 'PETSTORE_TEST_POSTGRES_URL is not set' }, async (t) => {
     await inFreshSchema(POSTGRES_URL!, 'petstore_crash', (url) => crashAndRestart(t, url))
+  })
+
+  test('MySQL / MariaDB', { skip: MYSQL_URL ? false : 'PETSTORE_TEST_MYSQL_URL is not set' }, async (t) => {
+    await inFreshMysqlDatabase(MYSQL_URL!, 'petstore_crash', (url) => crashAndRestart(t, url))
   })
 })

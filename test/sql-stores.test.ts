@@ -19,6 +19,7 @@ import { mysqlStore } from '../src/stores/mysql.js'
 import { postgresStore } from '../src/stores/postgres.js'
 import { storeConformance } from '../src/testing.js'
 import { runApiSuite } from './api.suite.js'
+import { assertOneBadRowFailsAlone, REJECTED_NAME } from './helpers/group-commit.js'
 
 const POSTGRES_URL = process.env.PETSTORE_TEST_POSTGRES_URL
 const MYSQL_URL = process.env.PETSTORE_TEST_MYSQL_URL
@@ -190,6 +191,32 @@ describe('postgresStore on a PostgreSQL server', {
     await assertWalksMissNothing(store)
   })
 
+  it('group commit: a row the database refuses fails only its own create, the rest of its batch is stored', async () => {
+    const schema = freshSchema()
+    const store = track(postgresStore({ connectionString, max: 10 }, { schema }))
+    await store.ping?.()
+    await admin.query(`alter table ${schema}.petstore_pets add constraint refuse check (name <> '${REJECTED_NAME}')`)
+    await assertOneBadRowFailsAlone(store)
+    // Rows written by one transaction share its xmin: some creates went together.
+    const { rows } = await admin.query(
+      `select count(*)::int as rows from ${schema}.petstore_pets group by xmin::text order by 1 desc limit 1`,
+    )
+    assert.ok(rows[0].rows > 1, `several creates shared a commit (at most ${rows[0].rows})`)
+  })
+
+  it('group commit: a batch gives each create the id of its own row, in the order they were queued', async () => {
+    const schema = freshSchema()
+    const store = track(postgresStore({ connectionString, max: 10 }, { schema }))
+    await store.ping?.()
+    const created = await Promise.all(
+      Array.from({ length: 300 }, (_, i) => store.create({ name: `p${i}`, categoryId: i })),
+    )
+    for (const [i, pet] of created.entries()) {
+      assert.equal((await store.get(pet.id))?.name, `p${i}`)
+      if (i > 0) assert.ok(pet.id > created[i - 1]!.id, 'queued first, id first')
+    }
+  })
+
   it('leaves a pool it was given open after close(), without listeners of its own', async () => {
     const pool = new pg.Pool({ connectionString, max: 2 })
     try {
@@ -307,6 +334,28 @@ describe('mysqlStore on a MySQL or MariaDB server', { skip: !MYSQL_URL && 'PETST
     { name: 'mysqlStore (server)', makeStore: () => mysqlStore({ uri }, { table: freshTable() }) },
     runner,
   )
+
+  it('group commit: a row the database refuses fails only its own create, the rest of its batch is stored', async () => {
+    const table = freshTable()
+    const store = track(mysqlStore({ uri, connectionLimit: 10 }, { table }))
+    await store.ping?.()
+    await admin.query(`create trigger ${table}_refuse before insert on ${table} for each row
+      if new.name = '${REJECTED_NAME}' then signal sqlstate '45000' set message_text = 'refused'; end if`)
+    await assertOneBadRowFailsAlone(store)
+  })
+
+  it('group commit: a batch gives each create the id of its own row, in the order they were queued', async () => {
+    const table = freshTable()
+    const store = track(mysqlStore({ uri, connectionLimit: 10 }, { table }))
+    await store.ping?.()
+    const created = await Promise.all(
+      Array.from({ length: 300 }, (_, i) => store.create({ name: `p${i}`, categoryId: i })),
+    )
+    for (const [i, pet] of created.entries()) {
+      assert.equal((await store.get(pet.id))?.name, `p${i}`)
+      if (i > 0) assert.ok(pet.id > created[i - 1]!.id, 'queued first, id first')
+    }
+  })
 
   it('leaves a pool it was given open after close()', async () => {
     const pool = mysql.createPool({ uri, connectionLimit: 2, charset: 'utf8mb4', supportBigNumbers: true })

@@ -6,12 +6,14 @@ import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
 import { memoryStore, type NewPet, type Pet, type PetStore } from '../src/index.js'
 import { sqliteStore } from '../src/stores/sqlite.js'
+import { AUTO_ORDER, loadSqliteDriver } from '../src/stores/sqlite-drivers.js'
 import {
   type ConformanceTestOptions,
   STORE_CONFORMANCE_TESTS,
   type StoreConformanceOptions,
   storeConformance,
 } from '../src/testing.js'
+import { assertOneBadRowFailsAlone, REJECTED_NAME } from './helpers/group-commit.js'
 
 const dir = mkdtempSync(join(tmpdir(), 'petstore-stores-'))
 after(() => rmSync(dir, { recursive: true, force: true }))
@@ -269,5 +271,24 @@ describe('memoryStore seeded with ids', () => {
     assert.ok(Object.isFrozen(pets[0]))
     assert.deepEqual(Object.keys(pets[0]!), ['id', 'name', 'categoryId'])
     assert.equal(await store.get(101), undefined)
+  })
+})
+
+describe('sqliteStore group commit', () => {
+  it('a row the database refuses fails only its own create, the rest of its batch is stored', async () => {
+    const path = join(dir, `${files++}.db`)
+    const store = sqliteStore({ path })
+    try {
+      await store.ping?.()
+      const other = (await loadSqliteDriver(AUTO_ORDER)).open(path)
+      other
+        .prepare(`create trigger refuse before insert on petstore_pets when new.name = '${REJECTED_NAME}'
+          begin select raise(abort, 'refused'); end`)
+        .run([])
+      other.close()
+      await assertOneBadRowFailsAlone(store)
+    } finally {
+      await store.close?.()
+    }
   })
 })

@@ -57,6 +57,14 @@ export interface HotPath {
   list(query: ListQuery): Pet[] | Promise<Pet[]>
   listJson(query: ListQuery): JsonPage | Promise<JsonPage>
   create(pet: NewPet): Pet | Promise<Pet>
+  /**
+   * Inserts `pets` atomically, in one transaction under the commit-order lock,
+   * and gives their ids in the order of `pets`. Where a store has it,
+   * `kyselyStore` sends creates through group commit (see group-commit.ts).
+   */
+  insertMany?(pets: readonly NewPet[]): readonly number[] | Promise<readonly number[]>
+  /** How many of `ready` creates one `insertMany` takes, where a store limits that. @default all, up to 256 */
+  batchOf?(ready: number): number
 }
 
 /** Where the hot path's statements go: the table, in `schema` when there is one. */

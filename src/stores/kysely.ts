@@ -7,6 +7,7 @@
 import { type Kysely, Migrator, sql } from 'kysely'
 import { PetstoreError } from '../errors.js'
 import { BUILT_IN, type BuiltInStore, type JsonPage, LIST_JSON, type ListQuery, type PetStore } from '../store.js'
+import { groupCommit } from './group-commit.js'
 import { categoryIdText, HOT_PATH, type HotPath, type OpenHotPath, type PetRow, storedPet, toPet } from './hot-path.js'
 import { migrations, sqlFamily } from './migrations.js'
 
@@ -26,6 +27,14 @@ export interface KyselyStoreOptions {
   schema?: string
   /** Destroy the kysely instance on `close()`. Leave it off for a database your application owns. @default false */
   destroyOnClose?: boolean
+  /**
+   * Group commit: creates that arrive while another is being written go
+   * together in the next write, one transaction and one commit (`sqliteStore`,
+   * `postgresStore`, `mysqlStore`; a `kyselyStore` over your own instance has
+   * no statements of its own to batch). Off, each create commits on its own.
+   * @default true
+   */
+  batchCreates?: boolean
 }
 
 // Errors that mean "the database is not there right now", not "this request is wrong".
@@ -201,7 +210,22 @@ export function kyselyStore(db: Kysely<any>, options: KyselyStoreOptions = {}): 
     }
     // Prepared only now: the statements name a table that exists from here on.
     const opened = await openHotPath?.({ table, schema })
-    if (closing === undefined) hot = opened
+    if (closing === undefined) hot = opened && options.batchCreates !== false ? batched(opened) : opened
+  }
+
+  /** `statements` with creates through group commit, when they can insert many rows at once. */
+  function batched(statements: HotPath): HotPath {
+    const { insertMany } = statements
+    if (insertMany === undefined) return statements
+    const insert = groupCommit(insertMany, {
+      // Names are at most 255 code points: a batch of 256 stays well under the 1 MiB default.
+      sizeOf: (pet) => 64 + pet.name.length * 3,
+      take: statements.batchOf,
+      // A constraint or bad data rolled the batch back: its halves are tried again. A lost
+      // connection may have committed it: every caller in it gets the 503, as each would alone.
+      canSplit: (error) => !isUnavailable(error),
+    })
+    return { ...statements, create: async (pet) => storedPet(await insert(pet), pet) }
   }
 
   /** Runs `work` once the schema exists, mapping an unreachable database to 503. */

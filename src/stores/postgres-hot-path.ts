@@ -10,6 +10,7 @@
  *
  * @module
  */
+import type { NewPet } from '../schemas.js'
 import type { JsonPage, ListQuery } from '../store.js'
 import {
   EMPTY_PAGE,
@@ -88,10 +89,27 @@ export function postgresHotPath(query: PostgresRunner, target: HotPathTarget): H
   const byId = statement(`select ${columns} from ${from} where id = $1::bigint`)
   const insert = statement(`with locked as (select pg_advisory_xact_lock(hashtext($4::text)))
     insert into ${from} (name, category_id, status) select $1::text, $2::bigint, $3::text from locked returning id`)
+  // Group commit (see group-commit.ts): many rows in one statement, under the same lock, one commit.
+  // The rows are fed to the insert in their order (`with ordinality`, `order by`), so ids are drawn
+  // from the sequence in that order: sorted, the returned ids are the rows' ids in order, whatever
+  // order `returning` lists them in (which PostgreSQL does not promise). categoryId goes to the
+  // driver as given; pg writes a number or bigint into the int8[] text alike.
+  const insertRows = statement(`with locked as (select pg_advisory_xact_lock(hashtext($4::text)))
+    insert into ${from} (name, category_id, status)
+    select input.name, input.category_id, input.status
+      from locked, unnest($1::text[], $2::int8[], $3::text[]) with ordinality as input(name, category_id, status, n)
+      order by input.n
+    returning id`)
   const pages = [page(false), page(true)] as const
   const jsonPages = [jsonPage(false), jsonPage(true)] as const
   // Ids are positive: no cursor is the cursor 0.
   const filter = ({ status, after = 0 }: ListQuery) => (status === undefined ? [after] : [status, after])
+
+  async function insertOne(pet: NewPet): Promise<number> {
+    const [row] = (await insert([pet.name, pet.categoryId, pet.status ?? null, lockName])) as Array<Pick<PetRow, 'id'>>
+    if (row === undefined) throw new Error('postgresStore: the insert returned no id')
+    return Number(row.id)
+  }
 
   return {
     async get(id) {
@@ -109,11 +127,19 @@ export function postgresHotPath(query: PostgresRunner, target: HotPathTarget): H
       return pageOfJson(rows[0] as JsonPageRow | undefined, limit)
     },
     async create(pet) {
-      const [row] = (await insert([pet.name, pet.categoryId, pet.status ?? null, lockName])) as Array<
-        Pick<PetRow, 'id'>
-      >
-      if (row === undefined) throw new Error('postgresStore: the insert returned no id')
-      return storedPet(Number(row.id), pet)
+      return storedPet(await insertOne(pet), pet)
+    },
+    async insertMany(pets) {
+      // A lone row keeps the one-row statement: no arrays to build or unnest.
+      if (pets.length === 1) return [await insertOne(pets[0]!)]
+      const rows = (await insertRows([
+        pets.map((pet) => pet.name),
+        pets.map((pet) => pet.categoryId),
+        pets.map((pet) => pet.status ?? null),
+        lockName,
+      ])) as Array<Pick<PetRow, 'id'>>
+      if (rows.length !== pets.length) throw new Error('postgresStore: the insert returned fewer ids than rows')
+      return rows.map((row) => Number(row.id)).sort((a, b) => a - b)
     },
   }
 }

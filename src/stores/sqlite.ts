@@ -5,6 +5,7 @@
  * @module
  */
 import { Kysely, type SqliteDatabase, SqliteDialect } from 'kysely'
+import type { NewPet } from '../schemas.js'
 import type { JsonPage, ListQuery, PetStore } from '../store.js'
 import {
   EMPTY_PAGE,
@@ -70,6 +71,10 @@ function sqliteHotPath(database: SqliteDatabase, target: HotPathTarget): HotPath
   const jsonPages = sql.jsonPages.map((text) => database.prepare(text))
   const byId = database.prepare(sql.byId)
   const insert = database.prepare(sql.insert)
+  // Group commit (see group-commit.ts): a batch is one immediate transaction, so one commit; the
+  // busy handler waits for another process's lock at `begin immediate`, as at a lone insert.
+  const [begin, commit, rollback] = ['begin immediate', 'commit', 'rollback'].map((text) => database.prepare(text))
+  const insertOne = (pet: NewPet) => Number(insert.run([pet.name, pet.categoryId, pet.status ?? null]).lastInsertRowid)
   const parameters = ({ status, after, limit }: ListQuery) => pageParameters(status, after, limit)
 
   return {
@@ -88,8 +93,23 @@ function sqliteHotPath(database: SqliteDatabase, target: HotPathTarget): HotPath
       return pageOfJson(row, limit)
     },
     create(pet) {
-      const { lastInsertRowid } = insert.run([pet.name, pet.categoryId, pet.status ?? null])
-      return storedPet(Number(lastInsertRowid), pet)
+      return storedPet(insertOne(pet), pet)
+    },
+    insertMany(pets) {
+      if (pets.length === 1) return [insertOne(pets[0]!)]
+      begin!.run([])
+      try {
+        const ids = pets.map(insertOne)
+        commit!.run([])
+        return ids
+      } catch (error) {
+        try {
+          rollback!.run([])
+        } catch {
+          // SQLite already rolled back (it does on some errors): nothing is open.
+        }
+        throw error
+      }
     },
   }
 }

@@ -7,6 +7,7 @@
  */
 import assert from 'node:assert/strict'
 import { isDeepStrictEqual } from 'node:util'
+import mysql from 'mysql2/promise'
 import pg from 'pg'
 
 export interface Pet {
@@ -135,5 +136,33 @@ export async function inFreshSchema<T>(
     } finally {
       await client.end()
     }
+  }
+}
+
+/**
+ * Runs `work` with `uri` pointed at a fresh MySQL database (`<prefix>_<pid>_<time>`), and
+ * drops the database afterwards, whatever `work` did.
+ */
+export async function inFreshMysqlDatabase<T>(
+  uri: string,
+  prefix: string,
+  work: (url: string) => Promise<T>,
+): Promise<T> {
+  const database = `${prefix}_${process.pid}_${Date.now()}`
+  const admin = async (statement: string) => {
+    const connection = await mysql.createConnection(uri)
+    try {
+      await connection.query(statement)
+    } finally {
+      await connection.end()
+    }
+  }
+  await admin(`create database \`${database}\` character set utf8mb4 collate utf8mb4_bin`)
+  const url = new URL(uri)
+  url.pathname = `/${database}`
+  try {
+    return await work(url.href)
+  } finally {
+    await admin(`drop database if exists \`${database}\``)
   }
 }
