@@ -19,6 +19,8 @@ export interface CliOptions {
   keys: string[]
   basePath: string
   cors: string[]
+  /** Signs the list's cursors; undefined: a random one for this run (shared with its workers). */
+  cursorSecret: string | undefined
   /** Processes serving the port; 1 is a plain single process, more run under node:cluster (bin/workers.ts). */
   workers: number
   help: boolean
@@ -40,6 +42,8 @@ Options:
   --keys-file PATH  accepted keys, one per line; # comments   (env PETSTORE_KEYS_FILE)
   --base-path PATH  path prefix of the API                    (default /v1)
   --cors ORIGIN     allow browsers from ORIGIN ('*' for any); repeatable
+  --cursor-secret S signs the list's cursors; give every process on one database the same
+                    (env PETSTORE_CURSOR_SECRET, default random for this run)
   --workers N       processes sharing the port; auto: 1 per CPU (env PETSTORE_WORKERS, default 1)
   -h, --help        print this help
   -v, --version     print the version
@@ -133,6 +137,7 @@ export function parseCli(argv: readonly string[], env: Record<string, string | u
     keys: keys.map((key) => key.trim()).filter((key) => key !== ''),
     basePath: basePath.replace(/\/+$/, ''),
     cors: values.cors ?? [],
+    cursorSecret: values['cursor-secret'] || env.PETSTORE_CURSOR_SECRET || undefined,
     workers:
       values.workers !== undefined
         ? parseWorkers(values.workers, '--workers')
@@ -170,6 +175,7 @@ function parse(argv: readonly string[]) {
       'keys-file': { type: 'string' },
       'base-path': { type: 'string' },
       cors: { type: 'string', multiple: true },
+      'cursor-secret': { type: 'string' },
       workers: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
       version: { type: 'boolean', short: 'v' },

@@ -15,7 +15,7 @@ import { setDefaults } from '../src/headers.js'
 import { type PetStore, PetstoreError } from '../src/index.js'
 import { openStore } from './open-store.js'
 import { parseCli, USAGE, UsageError } from './options.js'
-import { inWorker, keyFromPrimary, runPrimary, workerReady } from './workers.js'
+import { cursorSecretFromPrimary, inWorker, keyFromPrimary, runPrimary, workerReady } from './workers.js'
 
 /** `GET /healthz`, outside the API and its keys: is the store answering? */
 function withHealth(engine: Engine, store: PetStore): Engine {
@@ -86,15 +86,18 @@ async function main(): Promise<void> {
     keys = [shared ?? randomBytes(24).toString('base64url')]
     if (!shared) process.stderr.write(`petstore-server: no API key configured; this run accepts: ${keys[0]}\n`)
   }
+  // Workers must sign cursors alike: one accepts what another issued.
+  const cursorSecret = cursorSecretFromPrimary() ?? options.cursorSecret ?? randomBytes(32).toString('base64url')
   if (options.workers > 1 && !inWorker) {
     // Everything is checked: the workers serve, this process watches them (bin/workers.ts).
     await store.close?.()
-    return runPrimary(options.workers, options.keys.length === 0 ? keys[0] : undefined)
+    return runPrimary(options.workers, options.keys.length === 0 ? keys[0] : undefined, cursorSecret)
   }
   const engine = createEngine({
     store,
     keys,
     basePath: options.basePath,
+    cursorSecret,
     cors: options.cors.length > 0 ? { origin: options.cors.includes('*') ? '*' : options.cors } : undefined,
   })
 

@@ -6,6 +6,7 @@
 import { type IRequest, Router } from 'itty-router'
 import { createAuthenticator, type KeyCheck } from './auth.js'
 import { type CorsOptions, createCors } from './cors.js'
+import { cursorCodec } from './cursor.js'
 import { type Limits, timeoutOption, waitFor } from './deadline.js'
 import { errorAnswer, PetstoreError } from './errors.js'
 import { type ApiAnswer, type ApiRequest, ENGINE, type Engine, jsonAnswer, toFetchHandler } from './exchange.js'
@@ -52,6 +53,19 @@ export interface PetstoreOptions {
    * @default logs one line to stderr with `console.error`
    */
   onError?: (error: unknown, request: Request) => void
+  /**
+   * The secret that signs the `cursor` of `Link: rel="next"` (HMAC-SHA-256),
+   * so that a cursor this deployment did not issue, or issued for another
+   * `status`, is a 400. Every process serving one database behind one
+   * address must share it; without it, each handler draws a random secret
+   * and accepts only its own cursors (they then end with the process).
+   * @default 32 random bytes per handler
+   * @example
+   * ```ts
+   * cursorSecret: process.env.PETSTORE_CURSOR_SECRET
+   * ```
+   */
+  cursorSecret?: string
 }
 
 /** A web-standard fetch handler: what Node (via an adapter), Bun and Deno serve. */
@@ -147,12 +161,14 @@ export function createEngine(options: PetstoreOptions): Engine {
   const authenticate = createAuthenticator(options.keys)
   const keyFunction = typeof options.keys === 'function'
   const cors = options.cors ? createCors(options.cors) : undefined
+  const cursors = cursorCodec(options.cursorSecret)
   const limits = (request: ApiRequest): Limits => ({ timeoutMs, signal: request.signal })
   /** Each request talks to the store through its own limits: its timeout, its client's abort. */
   const contextOf = (request: ApiRequest): OperationContext => ({
     store: guardStore(options.store, limits(request)),
     basePath,
     maxBodyBytes,
+    cursors,
   })
   const documentText = JSON.stringify(openApiDocument(basePath))
   const documentPath = `${basePath}/openapi.json`

@@ -12,7 +12,7 @@ import { join } from 'node:path'
 import { inspect } from 'node:util'
 import fc from 'fast-check'
 import * as v from 'valibot'
-import { encodeCursor } from '../../src/cursor.js'
+import { encodeCursor } from '../../bench/api-rules.js'
 import {
   createPetstore,
   ErrorSchema,
@@ -26,6 +26,7 @@ import {
 import { sqliteStore } from '../../src/stores/sqlite.js'
 import {
   type BodyCase,
+  CURSOR_SECRET,
   DIGEST_KEY,
   describeCase,
   KEY,
@@ -107,6 +108,7 @@ export async function openTarget(kind: StoreKind, dir: string): Promise<Target> 
     store: instrument(store, observed),
     keys: [KEY, `sha256:${digest}`],
     maxBodyBytes: MAX_BODY_BYTES,
+    cursorSecret: CURSOR_SECRET,
     onError: (error, request) => observed.reported.push({ error, request }),
   })
   return { kind, handler, store, observed, statuses: new Map(), close: async () => store.close?.() }
@@ -275,7 +277,9 @@ export async function checkCreate(target: Target, pet: Record<string, unknown>):
   assert.equal(read.status, 200)
   assert.deepEqual(await read.json(), body)
   const page = await target.handler(
-    new Request(`${ORIGIN}${BASE}/pets?limit=1&cursor=${encodeCursor(body.id - 1)}`, { headers: auth }),
+    new Request(`${ORIGIN}${BASE}/pets?limit=1&cursor=${encodeCursor(body.id - 1, undefined, CURSOR_SECRET)}`, {
+      headers: auth,
+    }),
   )
   assert.deepEqual(await page.json(), [body])
 }
