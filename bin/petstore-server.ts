@@ -13,6 +13,7 @@ import { errorAnswer } from '../src/errors.js'
 import { type ApiAnswer, type ApiRequest, type Engine, jsonAnswer, toFetchHandler } from '../src/exchange.js'
 import { setDefaults } from '../src/headers.js'
 import { type PetStore, PetstoreError } from '../src/index.js'
+import { ambiguousPath } from '../src/request-path.js'
 import { openStore } from './open-store.js'
 import { parseCli, USAGE, UsageError } from './options.js'
 import { cursorSecretFromPrimary, inWorker, keyFromPrimary, runPrimary, workerReady } from './workers.js'
@@ -21,7 +22,9 @@ import { cursorSecretFromPrimary, inWorker, keyFromPrimary, runPrimary, workerRe
 function withHealth(engine: Engine, store: PetStore): Engine {
   return async (request) => {
     // A cheap look at the URL first: the API's own requests should not pay for a second parse.
-    if (!request.url.includes('/healthz') || new URL(request.url).pathname !== '/healthz') return engine(request)
+    // A path the URL parser would rewrite into /healthz is the API's to refuse, like any other.
+    const { url } = request
+    if (!url.includes('/healthz') || ambiguousPath(url) || new URL(url).pathname !== '/healthz') return engine(request)
     const answer = await health(request, store)
     // Like every answer of the API's own.
     setDefaults(answer.headers)

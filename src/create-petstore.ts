@@ -14,6 +14,7 @@ import { guardStore } from './guarded-store.js'
 import { setDefaults, setDeprecation } from './headers.js'
 import { openApiDocument } from './openapi.js'
 import { createPet, getPet, listPets, type OperationContext } from './operations.js'
+import { ambiguousPath } from './request-path.js'
 import type { PetStore } from './store.js'
 
 /** Options of {@link createPetstore}. */
@@ -120,6 +121,9 @@ function reporter(onError: NonNullable<PetstoreOptions['onError']>) {
     } catch {}
   }
 }
+
+const AMBIGUOUS_PATH =
+  'The request path is ambiguous: it holds a backslash, a dot segment (. or .., also as %2e) or an encoded / or \\ (%2f, %5c)'
 
 const notAllowed = (allow: string) => () => {
   throw new PetstoreError(405, 'method_not_allowed', `Method not allowed; use ${allow}`, { headers: { allow } })
@@ -245,12 +249,21 @@ export function createEngine(options: PetstoreOptions): Engine {
 
   return async (request) => {
     const routed = request as Routed
-    try {
-      routed.parsed = new URL(request.url)
-    } catch {
-      // Only a request read straight off a socket can carry a URL that does not parse.
-      const answer = errorAnswer(new PetstoreError(400, 'bad_request', 'The request URL is malformed'))
+    let refusal: PetstoreError | undefined
+    // Refused before the URL parser rewrites it: a proxy in front reads the path as sent.
+    if (ambiguousPath(request.url)) refusal = new PetstoreError(400, 'bad_request', AMBIGUOUS_PATH)
+    else {
+      try {
+        routed.parsed = new URL(request.url)
+      } catch {
+        // Only a request read straight off a socket can carry a URL that does not parse.
+        refusal = new PetstoreError(400, 'bad_request', 'The request URL is malformed')
+      }
+    }
+    if (refusal !== undefined) {
+      const answer = errorAnswer(refusal)
       setDefaults(answer.headers)
+      if (request.method === 'HEAD') answer.body = null
       return answer
     }
     let result: ApiAnswer

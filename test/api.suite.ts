@@ -67,6 +67,32 @@ export function runApiSuite(name: string, makeStore: StoreFactory, transport?: T
         }
       })
 
+      it('answers 400 to Authorization given twice (a web Request joins them with ", "), whichever comes first', async () => {
+        for (const pair of [
+          [`Bearer ${KEY}`, 'Bearer wrong'],
+          ['Bearer wrong', `Bearer ${KEY}`],
+          [`Bearer ${KEY}`, `Bearer ${KEY}`],
+        ]) {
+          const headers = new Headers()
+          for (const value of pair) headers.append('authorization', value)
+          const answer = await call(handler, '/v1/pets', { headers })
+          assertError(answer, 400, 'bad_request')
+          assert.equal(
+            answer.body.message,
+            'Authorization was given more than once; send it once: Authorization: Bearer <key>',
+          )
+          assert.equal(answer.headers.get('www-authenticate'), null)
+        }
+      })
+
+      it('answers 400 bad_request to an encoded / or \\ in the path, which no URL parser resolves', async () => {
+        for (const path of ['/v1/pets%2f1', '/v1/pets%2F1', '/v1/pets/1%5c', '/v1%2fpets']) {
+          const answer = await call(handler, path)
+          assertError(answer, 400, 'bad_request')
+          assert.match(answer.body.message, /ambiguous/)
+        }
+      })
+
       it('takes the scheme name in any case', async () => {
         for (const authorization of [`bearer ${KEY}`, `BEARER ${KEY}`, `Bearer   ${KEY}`]) {
           assert.equal((await call(handler, '/v1/pets', { headers: { authorization } })).status, 200)
