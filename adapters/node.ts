@@ -227,8 +227,16 @@ class NodeApiRequest implements ApiRequest {
   body(): AsyncIterable<Uint8Array> | null {
     // As @whatwg-node/server does: every method but GET and HEAD has a body, if only an empty one.
     if (this.method === 'GET' || this.method === 'HEAD') return null
-    if (awaitingContinue.delete(this.response)) this.response.writeContinue()
-    return bodyOf(this.request)
+    const body = bodyOf(this.request)
+    if (!awaitingContinue.has(this.response)) return body
+    // The 100 goes out when reading begins: after the checks of type and declared length, not before.
+    const response = this.response
+    return {
+      [Symbol.asyncIterator]() {
+        if (awaitingContinue.delete(response)) response.writeContinue()
+        return body[Symbol.asyncIterator]()
+      },
+    }
   }
 
   toRequest(): Request {

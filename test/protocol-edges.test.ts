@@ -134,7 +134,7 @@ function edgeCases(target: string, port: () => number, healthz: boolean): void {
       }
     })
 
-    test('Expect: 100-continue without a valid key: the 401 comes without a 100 Continue', async () => {
+    test('Expect: 100-continue: a 401, 413 or 415 comes without a 100 Continue; a valid upload gets it', async () => {
       const body = '{"name":"a","categoryId":1}'
       for (const auth of ['', 'Authorization: Bearer wrong\r\n']) {
         const answer = await exchange(
@@ -145,6 +145,18 @@ function edgeCases(target: string, port: () => number, healthz: boolean): void {
         assert.equal(answer.continued, false, 'no 100 Continue before the 401')
         assert.equal(answer.status, 401)
         assert.equal((answer.body as { code: string }).code, 'unauthorized')
+      }
+      // With the key, refused by what the headers say: no 100 either.
+      for (const [headers, status] of [
+        [`Content-Type: application/json\r\nContent-Length: ${200 * 1024}`, 413],
+        [`Content-Type: text/plain\r\nContent-Length: ${body.length}`, 415],
+      ] as const) {
+        const answer = await exchange(
+          port(),
+          `POST /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${KEY}\r\n${headers}\r\nExpect: 100-continue\r\n\r\n`,
+        )
+        assert.equal(answer.continued, false, `no 100 Continue before the ${status}`)
+        assert.equal(answer.status, status)
       }
       // With the key, the 100 comes, and the body is taken.
       const answer = await exchange(
