@@ -63,7 +63,7 @@ export interface PetstoreOptions {
    * @default 32 random bytes per handler
    * @example
    * ```ts
-   * cursorSecret: process.env.PETSTORE_CURSOR_SECRET
+   * cursorSecret: mySecrets.cursorSecret // one long random string for the whole deployment
    * ```
    */
   cursorSecret?: string

