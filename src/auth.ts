@@ -127,9 +127,9 @@ export function createAuthenticator(keys: readonly string[] | KeyCheck): (reques
     )
   return (request) => {
     const header = request.header('authorization')
-    // A token68 holds no `,`: a bearer credential with one is two Authorization fields joined (a web
-    // `Request` joins them with `, `), and a proxy may have judged the other one. Trust neither.
-    if (header?.includes(',') && BEARER_START.test(header)) throw twice()
+    // A token68 holds no `,`: a bearer credential followed by `, ` is two Authorization fields joined (a
+    // web `Request` and the Node adapter join them so), and a proxy may have judged the other. Trust neither.
+    if (header?.includes(', ') && BEARER_START.test(header)) throw twice()
     const token = header === null ? undefined : BEARER.exec(header)?.[1]
     if (token === undefined) throw refuse(token)
     const verdict = isKey(token, request)

@@ -66,6 +66,8 @@ const StrictError = v.strictObject({
 })
 /** Every `code` the API answers with, and its status. */
 const CODES: Record<string, number> = {
+  // Authorization given twice, or a path the URL parser would rewrite (%2f, %5c: the Request resolved the rest).
+  bad_request: 400,
   validation_error: 400,
   invalid_json: 400,
   aborted: 400,
@@ -214,7 +216,9 @@ export async function checkCase(target: Target, c: RequestCase): Promise<void> {
   if (c.aborted) assert.equal(observed.storeCalls, 0, 'an aborted request reached the store')
   if (!authorized) {
     assert.equal(observed.storeCalls, 0, 'a request without a valid key reached the store')
-    assert.ok([200, 401, 404, 405].includes(status), `unauthenticated: ${context}`)
+    // 400 only as bad_request: Authorization given twice, or a path refused before the key is asked for.
+    const refused = status === 400 && (request.method === 'HEAD' || text.startsWith('{"code":"bad_request"'))
+    assert.ok([200, 401, 404, 405].includes(status) || refused, `unauthenticated: ${context}`)
   }
 
   assert.equal(headers.get('content-type'), 'application/json', context)
