@@ -7,7 +7,15 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse, S
 import type { AddressInfo, Socket } from 'node:net'
 import type { TLSSocket } from 'node:tls'
 import { createServerAdapter } from '@whatwg-node/server'
+import { errorAnswer, PetstoreError } from '../src/errors.js'
 import { type AbortLike, type ApiAnswer, type ApiRequest, type Engine, engineOf } from '../src/exchange.js'
+import { setDefaults } from '../src/headers.js'
+
+/**
+ * Answers to `Expect: 100-continue` whose `100 Continue` is not sent yet: it
+ * is, once the API starts reading the body (see {@link serve}).
+ */
+const awaitingContinue = new WeakSet<ServerResponse>()
 
 /** Any web-standard fetch handler, such as the one `createPetstore` returns. */
 export type FetchHandler = (request: Request) => Response | Promise<Response>
@@ -35,6 +43,11 @@ export type NodeListener = (request: IncomingMessage, response: ServerResponse) 
 export function toNodeListener(handler: FetchHandler): NodeListener {
   const adapter = createServerAdapter((request: Request) => handler(request)) as unknown as NodeListener
   const adapted: NodeListener = (request, response) => {
+    // A handler of its own reads the body as it likes: it gets the 100 Continue at once, as from Node.
+    if (awaitingContinue.delete(response)) response.writeContinue()
+    // @whatwg-node builds the Request from `headers`, which hold the first Authorization only.
+    const { authorization } = request.headers
+    if (authorization !== undefined) request.headers.authorization = allAuthorization(request.rawHeaders, authorization)
     response.once('finish', () => {
       if (!request.complete) lingerThenClose(request)
     })
@@ -168,6 +181,23 @@ function webHeaders(request: IncomingMessage): Headers {
 }
 
 /**
+ * Every `Authorization` field joined with `, `, as a web `Request` joins them,
+ * so that the API sees a repeated one (and refuses it): Node's `headers` keeps
+ * only the first, where a proxy in front may have read the last.
+ */
+function allAuthorization(raw: readonly string[], first: string): string {
+  let joined: string | undefined
+  let seen = 0
+  for (let i = 0; i + 1 < raw.length; i += 2) {
+    const name = raw[i] as string
+    if (name.length === 13 && name.toLowerCase() === 'authorization' && ++seen > 1) {
+      joined = `${joined ?? first}, ${raw[i + 1]}`
+    }
+  }
+  return joined ?? first
+}
+
+/**
  * Node's request as the API reads it, without copying it into a `Request`
  * unless one is asked for. A class, for one hidden class and one set of
  * methods for every request (see {@link ClientGone}).
@@ -180,7 +210,7 @@ class NodeApiRequest implements ApiRequest {
 
   constructor(
     private readonly request: IncomingMessage,
-    response: ServerResponse,
+    private readonly response: ServerResponse,
   ) {
     this.method = request.method ?? 'GET'
     this.url = urlOf(request)
@@ -189,12 +219,24 @@ class NodeApiRequest implements ApiRequest {
 
   header(name: string): string | null {
     const value = this.request.headers[name]
-    return value === undefined ? null : Array.isArray(value) ? value.join(', ') : value
+    if (value === undefined) return null
+    if (name === 'authorization') return allAuthorization(this.request.rawHeaders, value as string)
+    return Array.isArray(value) ? value.join(', ') : value
   }
 
   body(): AsyncIterable<Uint8Array> | null {
     // As @whatwg-node/server does: every method but GET and HEAD has a body, if only an empty one.
-    return this.method === 'GET' || this.method === 'HEAD' ? null : bodyOf(this.request)
+    if (this.method === 'GET' || this.method === 'HEAD') return null
+    const body = bodyOf(this.request)
+    if (!awaitingContinue.has(this.response)) return body
+    // The 100 goes out when reading begins: after the checks of type and declared length, not before.
+    const response = this.response
+    return {
+      [Symbol.asyncIterator]() {
+        if (awaitingContinue.delete(response)) response.writeContinue()
+        return body[Symbol.asyncIterator]()
+      },
+    }
   }
 
   toRequest(): Request {
@@ -304,23 +346,65 @@ const MALFORMED: [number, string, string] = [400, 'bad_request', 'Malformed HTTP
  * Answers what Node rejects by itself (a slow loris past `headersTimeout`, a
  * body past `requestTimeout`, unparseable HTTP) like the API answers its
  * errors: a JSON body with `nosniff` and `no-store`, where Node would send a
- * bare status line. The connection is then half-closed; a client that does
- * not close its side is cut off a second later.
+ * bare status line.
  */
 function answerClientError(error: NodeJS.ErrnoException, socket: Socket): void {
   // Node's own check: once an answer has begun on this connection, a second one would corrupt it.
   const answering = (socket as Socket & { _httpMessage?: ServerResponse | null })._httpMessage?.headersSent
   if (error.code === 'ECONNRESET' || !socket.writable || answering) return void socket.destroy()
   const [status, code, message] = CLIENT_ERRORS[error.code ?? ''] ?? MALFORMED
+  endWithError(socket, status, code, message)
+}
+
+/**
+ * A CONNECT (Node would close the socket without a word): this is an origin
+ * server, not a proxy, so no target is tunnelled to. 405 with the methods the
+ * API takes at all, as for any method it does not.
+ */
+function answerConnect(_request: IncomingMessage, socket: Socket): void {
+  if (!socket.writable) return void socket.destroy()
+  endWithError(socket, 405, 'method_not_allowed', 'CONNECT is not supported: this server is no proxy', {
+    Allow: 'GET, HEAD, POST',
+  })
+}
+
+/**
+ * Writes a JSON Error straight to a socket that no `ServerResponse` owns, and
+ * half-closes it; a client that does not close its side is cut off a second later.
+ */
+function endWithError(
+  socket: Socket,
+  status: number,
+  code: string,
+  message: string,
+  extra: Record<string, string> = {},
+): void {
   const body = JSON.stringify({ code, message, status })
+  const headers = Object.entries(extra).map(([name, value]) => `${name}: ${value}\r\n`)
   socket.end(
     `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nConnection: close\r\nContent-Type: application/json\r\n` +
-      `Content-Length: ${Buffer.byteLength(body)}\r\nCache-Control: no-store\r\nX-Content-Type-Options: nosniff\r\n\r\n${body}`,
+      `Content-Length: ${Buffer.byteLength(body)}\r\nCache-Control: no-store\r\nX-Content-Type-Options: nosniff\r\n` +
+      `${headers.join('')}\r\n${body}`,
   )
   // What the client still sends is read and dropped: unread bytes at close would reset the connection.
   socket.resume()
   setTimeout(() => socket.destroy(), 1_000).unref()
 }
+
+/**
+ * A JSON Error for a request Node would answer by itself (no `Host`, an
+ * `Expect` it does not know), in the API's shape, and the connection closed after it.
+ */
+function refuse(request: IncomingMessage, response: ServerResponse, error: PetstoreError): void {
+  const answer = errorAnswer(error)
+  setDefaults(answer.headers)
+  answer.headers.connection = 'close'
+  send(request, response, answer)
+}
+
+/** An HTTP/1.1 request without `Host` (RFC 9112 §3.2: a 400), which Node would answer with an empty body. */
+const missingHost = (request: IncomingMessage) =>
+  request.headers.host === undefined && request.httpVersionMajor === 1 && request.httpVersionMinor === 1
 
 /** Options of {@link serve}. Every limit has a default meant for a server exposed as it is. */
 export interface ServeOptions {
@@ -434,6 +518,8 @@ export async function serve(options: ServeOptions): Promise<RunningServer> {
       requestTimeout: requestTimeoutMs,
       keepAliveTimeout: keepAliveTimeoutMs,
       connectionsCheckingInterval: checkingInterval(headersTimeoutMs, requestTimeoutMs),
+      // Node's own 400 has an empty body: the request handler answers it instead.
+      requireHostHeader: false,
     },
     (request, response) => {
       inFlight.add(response)
@@ -443,11 +529,31 @@ export async function serve(options: ServeOptions): Promise<RunningServer> {
         // Its connection may be idle now: when closing, it must not stay open until keepAliveTimeout.
         if (closing) setImmediate(() => server.closeIdleConnections())
       })
+      if (missingHost(request)) {
+        return refuse(
+          request,
+          response,
+          new PetstoreError(400, 'bad_request', 'An HTTP/1.1 request needs a Host header'),
+        )
+      }
       listener(request, response)
     },
   )
   server.maxConnections = maxConnections > 0 ? maxConnections : Number.POSITIVE_INFINITY
   server.on('clientError', answerClientError)
+  server.on('connect', answerConnect)
+  server.on('checkExpectation', (request, response) =>
+    refuse(
+      request,
+      response,
+      new PetstoreError(417, 'expectation_failed', 'Expect: 100-continue is the only expectation this server meets'),
+    ),
+  )
+  // The 100 is sent when the API starts reading the body, so a request refused before (a 401) gets no 100.
+  server.on('checkContinue', (request, response) => {
+    awaitingContinue.add(response)
+    server.emit('request', request, response)
+  })
 
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject)

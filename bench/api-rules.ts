@@ -7,7 +7,7 @@
 //
 // Framework-neutral: functions take strings and plain values and throw
 // ApiError; each server turns that into its framework's response.
-import { createHash, timingSafeEqual } from 'node:crypto'
+import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto'
 import { withExactIntegers } from '../src/json-int64.js'
 import { type Int64, isStatus, type NewPet, type Pet, type Status, type Store } from './baseline-stores.js'
 
@@ -27,7 +27,7 @@ export const MESSAGES = {
   limitInteger: 'must be a decimal integer',
   limitRange: `must be between 1 and ${MAX_LIMIT}`,
   status: 'must be one of available, pending, sold',
-  cursor: 'is not a cursor this server issued',
+  cursor: 'is not a cursor this server issued for this query',
   petIdInteger: 'must be a decimal integer',
   petIdRange: 'must be a 64-bit integer',
   body: 'must be a JSON object',
@@ -122,18 +122,32 @@ export function makeAuthCheck(key: string): (authorization: string | undefined) 
   }
 }
 
-/** The cursor is base64url of `p<last id of the previous page>`. */
-function encodeCursor(lastId: number): string {
-  return Buffer.from(`p${lastId}`).toString('base64url')
+/**
+ * The secret cursors are signed with: `PETSTORE_CURSOR_SECRET`, which bench/run.ts sets for every
+ * server it starts, so that all of them issue the same `Link` as ours (src/cursor.ts).
+ */
+const CURSOR_SECRET = process.env.PETSTORE_CURSOR_SECRET || randomBytes(32).toString('base64url')
+
+/**
+ * The cursor ours issues (src/cursor.ts), computed synchronously with node:crypto:
+ * `<id>.<first 12 bytes of HMAC-SHA-256(secret, "petstore-cursor-1|<status>|<id>") in base64url>`.
+ */
+export function encodeCursor(lastId: number, status?: string, secret = CURSOR_SECRET): string {
+  const tag = createHmac('sha256', secret)
+    .update(`petstore-cursor-1|${status ?? ''}|${lastId}`)
+    .digest()
+  return `${lastId}.${tag.subarray(0, 12).toString('base64url')}`
 }
 
-/** The id after which the page starts; throws a 400 for a cursor this server did not issue. */
-export function decodeCursor(raw: string | undefined): number {
+/** The id after which the page starts; throws a 400 for a cursor this server did not issue for `status`. */
+export function decodeCursor(raw: string | undefined, status?: string): number {
   if (raw === undefined) return 0
-  // Buffer's decoder is lenient; these two checks reject what a strict one would.
-  const text = /^[\w-]{1,32}$/.test(raw) && raw.length % 4 !== 1 ? Buffer.from(raw, 'base64url').toString('latin1') : ''
-  const id = /^p(0|[1-9]\d{0,15})$/.test(text) ? Number(text.slice(1)) : Number.NaN
-  if (!Number.isSafeInteger(id)) throw invalid([{ path: 'cursor', message: MESSAGES.cursor }])
+  const match = /^(0|[1-9]\d{0,15})\.[\w-]{16}$/.exec(raw)
+  const id = match ? Number(match[1]) : Number.NaN
+  const expected = Number.isSafeInteger(id) ? Buffer.from(encodeCursor(id, status)) : undefined
+  if (expected === undefined || expected.length !== raw.length || !timingSafeEqual(expected, Buffer.from(raw))) {
+    throw invalid([{ path: 'cursor', message: MESSAGES.cursor }])
+  }
   return id
 }
 
@@ -173,7 +187,7 @@ export function parseListQuery(get: (name: string) => QueryValue): ListQuery {
   const status = single(get('status'))
   if (status !== undefined && !isStatus(status)) details.push({ path: 'status', message: MESSAGES.status })
   if (details.length > 0) throw invalid(details)
-  return { limit, status: status as Status | undefined, afterId: decodeCursor(single(get('cursor'))) }
+  return { limit, status: status as Status | undefined, afterId: decodeCursor(single(get('cursor')), status) }
 }
 
 /** One page and, when more pets match, its `Link: rel="next"` value. */
@@ -185,7 +199,10 @@ export async function listPage(store: Store, query: ListQuery): Promise<{ page: 
   const last = page[page.length - 1]
   if (rows.length <= limit || last === undefined) return { page }
   const statusParam = status === undefined ? '' : `&status=${status}`
-  return { page, link: `<${BASE}/pets?limit=${limit}${statusParam}&cursor=${encodeCursor(last.id)}>; rel="next"` }
+  return {
+    page,
+    link: `<${BASE}/pets?limit=${limit}${statusParam}&cursor=${encodeCursor(last.id, status)}>; rel="next"`,
+  }
 }
 
 /** `Location` of a created pet. */

@@ -235,7 +235,7 @@ run(async () => {
     },
     async (request, reply) => {
       const { limit, status, cursor } = request.query
-      const { page, link } = await listPage(store, { limit, status, afterId: decodeCursor(cursor) })
+      const { page, link } = await listPage(store, { limit, status, afterId: decodeCursor(cursor, status) })
       if (link !== undefined) reply.header('link', link)
       return page
     },

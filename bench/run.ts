@@ -85,6 +85,8 @@ const CONNECTIONS = 50
 // V8 takes a few thousand requests to optimize a server's hot paths; 1 s was not always enough.
 const WARMUP_SECONDS = 2
 const KEY = 'bench-key'
+// One cursor secret for every server started (they inherit the environment), so that parity can compare their Links.
+process.env.PETSTORE_CURSOR_SECRET ||= randomBytes(32).toString('base64url')
 const GROUP_NAMES = [...STORE_NAMES, 'runtimes'] as const
 type GroupName = (typeof GROUP_NAMES)[number]
 /** Where the SQL stores' servers are named; the first variable set wins. */

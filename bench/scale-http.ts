@@ -34,7 +34,7 @@ import { join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import autocannon, { type Options as AutocannonOptions, type Result } from 'autocannon'
-import { encodeCursor } from '../src/cursor.js'
+import { encodeCursor } from './api-rules.js'
 import { seedPostgres, seedSqlite } from './bulk-seed.js'
 import { Cleanups } from './cleanups.js'
 import { pinCpus } from './pinning.js'
@@ -52,6 +52,9 @@ const WARMUP_SECONDS = 1
 const KEY = 'scale-http-key'
 const AUTH = { authorization: `Bearer ${KEY}` }
 const STATUSES = [undefined, 'available', 'pending', 'sold'] as const
+/** The servers started inherit it, so that the deep case can send a cursor they accept. */
+const CURSOR_SECRET = process.env.PETSTORE_CURSOR_SECRET || randomBytes(32).toString('base64url')
+process.env.PETSTORE_CURSOR_SECRET = CURSOR_SECRET
 const POSTGRES_URL = process.env.PETSTORE_BENCH_POSTGRES_URL || process.env.PETSTORE_TEST_POSTGRES_URL
 const ROOT = resolve(fileURLToPath(import.meta.url), '../..')
 const BINARY = 'dist/bin/petstore-server.js'
@@ -158,7 +161,7 @@ function casesFor(size: number): Record<CaseName, Case> {
       check: (_, body) => page(100, body, (pet) => pet.status === 'sold'),
     },
     deep: {
-      path: `/pets?limit=20&cursor=${encodeCursor(after)}`,
+      path: `/pets?limit=20&cursor=${encodeCursor(after, undefined, CURSOR_SECRET)}`,
       check: (_, body) => page(20, body, (pet, i) => pet.id === after + 1 + i),
     },
     get: {

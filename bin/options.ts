@@ -23,6 +23,8 @@ export interface CliOptions {
   publicUrls: { url: string; description?: string }[]
   /** Serve the API reference page at `{basePath}/docs`. */
   docs: boolean
+  /** Signs the list's cursors; undefined: a random one for this run (shared with its workers). */
+  cursorSecret: string | undefined
   /** Processes serving the port; 1 is a plain single process, more run under node:cluster (bin/workers.ts). */
   workers: number
   help: boolean
@@ -48,6 +50,8 @@ Options:
                     a public address of the API, base path included, listed in
                     openapi.json's servers; repeatable (default: the base path)
   --no-docs         do not serve the API reference page at {base path}/docs
+  --cursor-secret S signs the list's cursors; give every process on one database the same
+                    (env PETSTORE_CURSOR_SECRET, default random for this run)
   --workers N       processes sharing the port; auto: 1 per CPU (env PETSTORE_WORKERS, default 1)
   -h, --help        print this help
   -v, --version     print the version
@@ -160,6 +164,7 @@ export function parseCli(argv: readonly string[], env: Record<string, string | u
     cors: values.cors ?? [],
     publicUrls: (values['public-url'] ?? []).map(parsePublicUrl),
     docs: !values['no-docs'],
+    cursorSecret: values['cursor-secret'] || env.PETSTORE_CURSOR_SECRET || undefined,
     workers:
       values.workers !== undefined
         ? parseWorkers(values.workers, '--workers')
@@ -199,6 +204,7 @@ function parse(argv: readonly string[]) {
       cors: { type: 'string', multiple: true },
       'public-url': { type: 'string', multiple: true },
       'no-docs': { type: 'boolean' },
+      'cursor-secret': { type: 'string' },
       workers: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
       version: { type: 'boolean', short: 'v' },

@@ -15,15 +15,18 @@ import { errorAnswer } from '../src/errors.js'
 import { type ApiAnswer, type ApiRequest, type Engine, jsonAnswer, toFetchHandler } from '../src/exchange.js'
 import { setDefaults } from '../src/headers.js'
 import { type PetStore, PetstoreError } from '../src/index.js'
+import { ambiguousPath } from '../src/request-path.js'
 import { openStore } from './open-store.js'
 import { parseCli, USAGE, UsageError } from './options.js'
-import { inWorker, keyFromPrimary, runPrimary, workerReady } from './workers.js'
+import { cursorSecretFromPrimary, inWorker, keyFromPrimary, runPrimary, workerReady } from './workers.js'
 
 /** `GET /healthz`, outside the API and its keys: is the store answering? */
 function withHealth(engine: Engine, store: PetStore): Engine {
   return async (request) => {
     // A cheap look at the URL first: the API's own requests should not pay for a second parse.
-    if (!request.url.includes('/healthz') || new URL(request.url).pathname !== '/healthz') return engine(request)
+    // A path the URL parser would rewrite into /healthz is the API's to refuse, like any other.
+    const { url } = request
+    if (!url.includes('/healthz') || ambiguousPath(url) || new URL(url).pathname !== '/healthz') return engine(request)
     const answer = await health(request, store)
     // Like every answer of the API's own.
     setDefaults(answer.headers)
@@ -89,16 +92,19 @@ async function main(): Promise<void> {
     keys = [shared ?? randomBytes(24).toString('base64url')]
     if (!shared) process.stderr.write(`petstore-server: no API key configured; this run accepts: ${keys[0]}\n`)
   }
+  // Workers must sign cursors alike: one accepts what another issued.
+  const cursorSecret = cursorSecretFromPrimary() ?? options.cursorSecret ?? randomBytes(32).toString('base64url')
   if (options.workers > 1 && !inWorker) {
     // Everything is checked: the workers serve, this process watches them (bin/workers.ts).
     await store.close?.()
-    return runPrimary(options.workers, options.keys.length === 0 ? keys[0] : undefined)
+    return runPrimary(options.workers, options.keys.length === 0 ? keys[0] : undefined, cursorSecret)
   }
   const api = createEngine({
     store,
     keys,
     basePath: options.basePath,
     servers: options.publicUrls.length > 0 ? options.publicUrls : undefined,
+    cursorSecret,
     cors: options.cors.length > 0 ? { origin: options.cors.includes('*') ? '*' : options.cors } : undefined,
   })
   // The reference page's files are read on its first request, not here: the start does not pay for them.

@@ -19,6 +19,8 @@ import type { Server } from 'node:http'
 const WORKER_ENV = 'PETSTORE_CLUSTER_WORKER'
 /** The key the primary generated when none was configured: every worker must accept the one key printed. */
 const KEY_ENV = 'PETSTORE_CLUSTER_KEY'
+/** The cursor secret every worker signs with, so that a cursor one issued is accepted by all. */
+const CURSOR_SECRET_ENV = 'PETSTORE_CLUSTER_CURSOR_SECRET'
 
 /** Is this process a worker of {@link runPrimary}? */
 export const inWorker = cluster.isWorker && process.env[WORKER_ENV] === '1'
@@ -51,6 +53,11 @@ export function keyFromPrimary(): string | undefined {
   return inWorker ? process.env[KEY_ENV] || undefined : undefined
 }
 
+/** In a worker: the cursor secret the primary chose (configured or generated); the same for every worker. */
+export function cursorSecretFromPrimary(): string | undefined {
+  return inWorker ? process.env[CURSOR_SECRET_ENV] || undefined : undefined
+}
+
 /**
  * In a worker, once `server` listens: tells the primary, which prints
  * `readyLine` once all workers are ready. At exit the worker says on stderr
@@ -81,10 +88,10 @@ interface WorkerState {
  * listen), and on SIGTERM / SIGINT stops them gracefully and exits 0.
  *
  * `generatedKey` is the key the primary generated and printed, when none was
- * configured; the workers receive it through their environment.
+ * configured; the workers receive it, and `cursorSecret`, through their environment.
  */
-export function runPrimary(count: number, generatedKey: string | undefined): void {
-  const env: Record<string, string> = { [WORKER_ENV]: '1' }
+export function runPrimary(count: number, generatedKey: string | undefined, cursorSecret: string): void {
+  const env: Record<string, string> = { [WORKER_ENV]: '1', [CURSOR_SECRET_ENV]: cursorSecret }
   if (generatedKey !== undefined) env[KEY_ENV] = generatedKey
   const workers = new Map<Worker, WorkerState>()
   const restarts = new Set<NodeJS.Timeout>()

@@ -13,6 +13,13 @@ export type KeyCheck = (token: string, request: Request) => boolean | Promise<bo
 const REALM = 'Bearer realm="petstore"'
 // RFC 7235: the scheme is case-insensitive and separated from its token by spaces.
 const BEARER = /^bearer +(\S+) *$/i
+const BEARER_START = /^bearer /i
+const twice = () =>
+  new PetstoreError(
+    400,
+    'bad_request',
+    'Authorization was given more than once; send it once: Authorization: Bearer <key>',
+  )
 /** A key given by its digest rather than in clear. The prefix is case-insensitive, so `SHA256:…` is no clear key either. */
 const DIGEST_PREFIX = /^sha256:/i
 const DIGEST = /^sha256:[0-9a-f]{64}$/i
@@ -120,6 +127,9 @@ export function createAuthenticator(keys: readonly string[] | KeyCheck): (reques
     )
   return (request) => {
     const header = request.header('authorization')
+    // A token68 holds no `,`: a bearer credential followed by `, ` is two Authorization fields joined (a
+    // web `Request` and the Node adapter join them so), and a proxy may have judged the other. Trust neither.
+    if (header?.includes(', ') && BEARER_START.test(header)) throw twice()
     const token = header === null ? undefined : BEARER.exec(header)?.[1]
     if (token === undefined) throw refuse(token)
     const verdict = isKey(token, request)

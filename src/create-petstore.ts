@@ -6,6 +6,7 @@
 import { type IRequest, Router } from 'itty-router'
 import { createAuthenticator, type KeyCheck } from './auth.js'
 import { type CorsOptions, createCors } from './cors.js'
+import { cursorCodec } from './cursor.js'
 import { type Limits, timeoutOption, waitFor } from './deadline.js'
 import { errorAnswer, PetstoreError } from './errors.js'
 import { type ApiAnswer, type ApiRequest, ENGINE, type Engine, jsonAnswer, toFetchHandler } from './exchange.js'
@@ -13,6 +14,7 @@ import { guardStore } from './guarded-store.js'
 import { setDefaults, setDeprecation } from './headers.js'
 import { openApiDocument, type ServerEntry } from './openapi.js'
 import { createPet, getPet, listPets, type OperationContext } from './operations.js'
+import { ambiguousPath } from './request-path.js'
 import type { PetStore } from './store.js'
 
 /** Options of {@link createPetstore}. */
@@ -66,6 +68,19 @@ export interface PetstoreOptions {
    * @default logs one line to stderr with `console.error`
    */
   onError?: (error: unknown, request: Request) => void
+  /**
+   * The secret that signs the `cursor` of `Link: rel="next"` (HMAC-SHA-256),
+   * so that a cursor this deployment did not issue, or issued for another
+   * `status`, is a 400. Every process serving one database behind one
+   * address must share it; without it, each handler draws a random secret
+   * and accepts only its own cursors (they then end with the process).
+   * @default 32 random bytes per handler
+   * @example
+   * ```ts
+   * cursorSecret: mySecrets.cursorSecret // one long random string for the whole deployment
+   * ```
+   */
+  cursorSecret?: string
 }
 
 /** A web-standard fetch handler: what Node (via an adapter), Bun and Deno serve. */
@@ -137,6 +152,9 @@ function reporter(onError: NonNullable<PetstoreOptions['onError']>) {
   }
 }
 
+const AMBIGUOUS_PATH =
+  'The request path is ambiguous: it holds a backslash, a dot segment (. or .., also as %2e) or an encoded / or \\ (%2f, %5c)'
+
 const notAllowed = (allow: string) => () => {
   throw new PetstoreError(405, 'method_not_allowed', `Method not allowed; use ${allow}`, { headers: { allow } })
 }
@@ -177,12 +195,14 @@ export function createEngine(options: PetstoreOptions): Engine {
   const authenticate = createAuthenticator(options.keys)
   const keyFunction = typeof options.keys === 'function'
   const cors = options.cors ? createCors(options.cors) : undefined
+  const cursors = cursorCodec(options.cursorSecret)
   const limits = (request: ApiRequest): Limits => ({ timeoutMs, signal: request.signal })
   /** Each request talks to the store through its own limits: its timeout, its client's abort. */
   const contextOf = (request: ApiRequest): OperationContext => ({
     store: guardStore(options.store, limits(request)),
     basePath,
     maxBodyBytes,
+    cursors,
   })
   const documentText = JSON.stringify(openApiDocument(basePath, normalizeServers(options.servers)))
   const documentPath = `${basePath}/openapi.json`
@@ -259,12 +279,21 @@ export function createEngine(options: PetstoreOptions): Engine {
 
   return async (request) => {
     const routed = request as Routed
-    try {
-      routed.parsed = new URL(request.url)
-    } catch {
-      // Only a request read straight off a socket can carry a URL that does not parse.
-      const answer = errorAnswer(new PetstoreError(400, 'bad_request', 'The request URL is malformed'))
+    let refusal: PetstoreError | undefined
+    // Refused before the URL parser rewrites it: a proxy in front reads the path as sent.
+    if (ambiguousPath(request.url)) refusal = new PetstoreError(400, 'bad_request', AMBIGUOUS_PATH)
+    else {
+      try {
+        routed.parsed = new URL(request.url)
+      } catch {
+        // Only a request read straight off a socket can carry a URL that does not parse.
+        refusal = new PetstoreError(400, 'bad_request', 'The request URL is malformed')
+      }
+    }
+    if (refusal !== undefined) {
+      const answer = errorAnswer(refusal)
       setDefaults(answer.headers)
+      if (request.method === 'HEAD') answer.body = null
       return answer
     }
     let result: ApiAnswer

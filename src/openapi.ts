@@ -138,7 +138,8 @@ export function openApiDocument(basePath: string, servers?: readonly ServerEntry
               name: 'cursor',
               in: 'query',
               required: false,
-              description: 'Opaque; take it from a `Link: rel="next"` header.',
+              description:
+                'Opaque and signed; take it from a `Link: rel="next"` header. It continues the query it was issued for: sent with another `status`, or not issued by this deployment, it is a 400 naming `cursor`. `limit` may change between pages.',
               schema: { type: 'string' },
             },
           ],

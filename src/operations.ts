@@ -4,7 +4,7 @@
  * @module
  */
 import { readJson } from './body.js'
-import { decodeCursor, encodeCursor } from './cursor.js'
+import type { CursorCodec } from './cursor.js'
 import { PetstoreError } from './errors.js'
 import { type ApiAnswer, type ApiRequest, jsonAnswer } from './exchange.js'
 import type { GuardedStore } from './guarded-store.js'
@@ -17,12 +17,14 @@ export interface OperationContext {
   store: GuardedStore
   basePath: string
   maxBodyBytes: number
+  /** Issues and checks the cursors of `Link: rel="next"`. */
+  cursors: CursorCodec
 }
 
 const KNOWN_QUERY = ['limit', 'status', 'cursor'] as const
 
 /** `GET /pets`: one page, and a `Link: rel="next"` when more pets match. */
-export async function listPets(url: URL, { store, basePath }: OperationContext): Promise<ApiAnswer> {
+export async function listPets(url: URL, { store, basePath, cursors }: OperationContext): Promise<ApiAnswer> {
   const raw: Record<string, string | undefined> = {}
   for (const name of KNOWN_QUERY) {
     const values = url.searchParams.getAll(name)
@@ -34,8 +36,9 @@ export async function listPets(url: URL, { store, basePath }: OperationContext):
     raw[name] = values[0]
   }
   const query = validate(ListQuerySchema, raw, 'query')
-  const after = query.cursor === undefined ? undefined : decodeCursor(query.cursor)
   const { status, limit } = query
+  // A cursor continues the walk over one `status` only: another status would skip pets silently.
+  const after = query.cursor === undefined ? undefined : cursors.decode(query.cursor, status)
   // The store writes the page's JSON itself where it can (a SQL database does it faster than rows become
   // objects); else one row more than asked tells whether a next page exists without a count.
   const {
@@ -47,7 +50,7 @@ export async function listPets(url: URL, { store, basePath }: OperationContext):
     : jsonPageOf(await store.list({ status, limit: limit + 1, after }), limit)
   const headers: Record<string, string> = {}
   if (more && lastId !== undefined) {
-    const cursor = encodeCursor(lastId)
+    const cursor = cursors.encode(lastId, status)
     headers.link = `<${basePath}/pets?limit=${limit}${status ? `&status=${status}` : ''}&cursor=${cursor}>; rel="next"`
   }
   return jsonAnswer(body, 200, headers)

@@ -68,6 +68,32 @@ export function runApiSuite(name: string, makeStore: StoreFactory, transport?: T
         }
       })
 
+      it('answers 400 to Authorization given twice (a web Request joins them with ", "), whichever comes first', async () => {
+        for (const pair of [
+          [`Bearer ${KEY}`, 'Bearer wrong'],
+          ['Bearer wrong', `Bearer ${KEY}`],
+          [`Bearer ${KEY}`, `Bearer ${KEY}`],
+        ]) {
+          const headers = new Headers()
+          for (const value of pair) headers.append('authorization', value)
+          const answer = await call(handler, '/v1/pets', { headers })
+          assertError(answer, 400, 'bad_request')
+          assert.equal(
+            answer.body.message,
+            'Authorization was given more than once; send it once: Authorization: Bearer <key>',
+          )
+          assert.equal(answer.headers.get('www-authenticate'), null)
+        }
+      })
+
+      it('answers 400 bad_request to an encoded / or \\ in the path, which no URL parser resolves', async () => {
+        for (const path of ['/v1/pets%2f1', '/v1/pets%2F1', '/v1/pets/1%5c', '/v1%2fpets']) {
+          const answer = await call(handler, path)
+          assertError(answer, 400, 'bad_request')
+          assert.match(answer.body.message, /ambiguous/)
+        }
+      })
+
       it('takes the scheme name in any case', async () => {
         for (const authorization of [`bearer ${KEY}`, `BEARER ${KEY}`, `Bearer   ${KEY}`]) {
           assert.equal((await call(handler, '/v1/pets', { headers: { authorization } })).status, 200)
@@ -501,6 +527,59 @@ export function runApiSuite(name: string, makeStore: StoreFactory, transport?: T
           assertError(answer, 400, 'validation_error')
           assert.match(answer.body.message, /cursor/)
         }
+      })
+
+      it('answers 400 naming cursor for a forged or retouched cursor, and for the old unsigned spelling', async () => {
+        const issued = new URL(nextLink((await call(handler, '/v1/pets?limit=2')).headers) ?? '', 'http://x')
+        const cursor = issued.searchParams.get('cursor') ?? ''
+        assert.match(cursor, /^[1-9][0-9]*\.[A-Za-z0-9_-]{16}$/)
+        const [id = '', tag = ''] = cursor.split('.')
+        const flipped = `${tag.slice(0, -1)}${tag.endsWith('A') ? 'B' : 'A'}`
+        const forged = [
+          `${Number(id) + 1}.${tag}`, // another id under the same tag
+          `${id}.${flipped}`, // one character of the tag changed
+          `0${id}.${tag}`, // another spelling of the same id
+          `${id}.${tag}=`,
+          `${id}.${tag.slice(1)}`,
+          btoa(`p${id}`).replace(/=+$/, ''), // what cursors were before they were signed
+          'cDA',
+          'cDk5OTk5OQ',
+        ]
+        for (const bad of forged) {
+          const answer = await call(handler, `/v1/pets?limit=2&cursor=${encodeURIComponent(bad)}`)
+          assertError(answer, 400, 'validation_error')
+          assert.deepEqual(answer.body.details, [
+            { path: 'cursor', message: 'is not a cursor this server issued for this query' },
+          ])
+        }
+        // The cursor as issued still works: what failed above is the tampering.
+        assert.equal((await call(handler, `/v1/pets?limit=2&cursor=${cursor}`)).status, 200)
+      })
+
+      it('answers 400 for a cursor sent with another status, or by another deployment', async () => {
+        const page = await call(handler, '/v1/pets?status=available&limit=1')
+        const cursor = new URL(nextLink(page.headers) ?? '', 'http://x').searchParams.get('cursor') ?? ''
+        for (const query of ['status=sold&', 'status=pending&', '']) {
+          const answer = await call(handler, `/v1/pets?${query}limit=1&cursor=${cursor}`)
+          assertError(answer, 400, 'validation_error')
+          assert.equal(answer.body.details[0].path, 'cursor')
+        }
+        // Another limit continues the same walk: it is not bound, and harmless.
+        assert.equal((await call(handler, `/v1/pets?status=available&limit=50&cursor=${cursor}`)).status, 200)
+        // A handler with a secret of its own (another deployment, or this one restarted) did not issue it.
+        const other = await fresh({ cursorSecret: 'another deployment' })
+        assertError(await call(other, `/v1/pets?status=available&limit=1&cursor=${cursor}`), 400, 'validation_error')
+      })
+
+      it('accepts a cursor issued by another handler under the same cursorSecret', async () => {
+        const [first, second] = [await fresh({ cursorSecret: 'shared' }), await fresh({ cursorSecret: 'shared' })]
+        for (const target of [first, second]) {
+          for (let i = 0; i < 3; i++) await call(target, '/v1/pets', { json: { name: `s${i}`, categoryId: 1 } })
+        }
+        const link = nextLink((await call(first, '/v1/pets?limit=1')).headers)
+        const answer = await call(second, link ?? '')
+        assert.equal(answer.status, 200, answer.text)
+        assert.equal(answer.body.length, 1)
       })
 
       it('answers HEAD like GET, without a body', async () => {

@@ -564,3 +564,38 @@ describe('petstore-server binary', { concurrency: 4, timeout: 60_000 }, () => {
     }
   })
 })
+
+// Apart from the suite above: four servers at once would eat into its one-minute budget.
+describe('cursor secret', { timeout: 60_000 }, () => {
+  test('two processes on one database accept each other’s cursors with one PETSTORE_CURSOR_SECRET / --cursor-secret, not without', async () => {
+    const db = `sqlite:${join(tempDir(), 'cursors.db')}`
+    const args = ['--port', '0', '--key', KEY, '--db', db]
+    const servers = await Promise.all([
+      startServer(args, { PETSTORE_CURSOR_SECRET: 'one secret' }),
+      startServer([...args, '--cursor-secret', 'one secret']),
+      startServer(args, { PETSTORE_CURSOR_SECRET: 'another secret' }),
+      startServer(args),
+    ])
+    try {
+      const [issuer, sameByFlag, other, unset] = servers as [RunningServer, RunningServer, RunningServer, RunningServer]
+      for (let i = 0; i < 3; i++) await createPet(issuer.url, KEY, { name: `c${i}`, categoryId: 1 })
+      const first = await fetch(`${issuer.url}/pets?limit=1`, { headers: auth(KEY) })
+      await first.body?.cancel()
+      const next = /<\/v1([^>]+)>/.exec(first.headers.get('link') ?? '')?.[1]
+      assert.ok(next, 'a next link')
+      const follow = async (server: RunningServer) => {
+        const res = await fetch(`${server.url}${next}`, { headers: auth(KEY) })
+        return { status: res.status, body: await res.json() }
+      }
+      assert.equal((await follow(sameByFlag)).status, 200)
+      for (const server of [other, unset]) {
+        const { status, body } = await follow(server)
+        assert.equal(status, 400)
+        assert.equal(body.details[0].path, 'cursor')
+      }
+      assert.ok(!servers.some((server) => `${server.stdout()}${server.stderr()}`.includes('one secret')))
+    } finally {
+      await Promise.all(servers.map((server) => server.stop()))
+    }
+  })
+})

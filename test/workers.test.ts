@@ -161,7 +161,7 @@ describe('petstore-server --workers', { concurrency: 1 }, () => {
     await inFreshSchema(POSTGRES_URL!, 'petstore_workers', (url) => loadThroughTwoWorkers(t, url))
   })
 
-  test('a generated key is printed once and accepted by every worker; a dead worker is replaced; SIGINT stops all', {
+  test('a generated key is printed once and accepted by every worker, and so are cursors; a dead worker is replaced; SIGINT stops all', {
     timeout: 60_000,
   }, async () => {
     const server = await startServer(['--workers', '2', '--port', '0', '--db', `sqlite:${join(tempDir(), 'pets.db')}`])
@@ -173,6 +173,25 @@ describe('petstore-server --workers', { concurrency: 1 }, () => {
       const [first, second] = readyPids(server.stderr()) as [number, number]
       // Fresh connections go to the workers in turn: both accept the one key.
       for (let i = 0; i < 4; i++) assert.equal((await freshGet(server, '/pets', key)).status, 200)
+      for (let i = 0; i < 2; i++) {
+        const created = await request(false, server.port, {
+          method: 'POST',
+          path: '/v1/pets',
+          headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', connection: 'close' },
+          body: '{"name":"paged","categoryId":1}',
+        })
+        assert.equal(created.status, 201)
+      }
+      // A cursor one worker issued is accepted by every worker: they sign with the primary's one secret.
+      const next = /<\/v1([^>]+)>/.exec(String((await freshGet(server, '/pets?limit=1', key)).headers.link))?.[1]
+      assert.ok(next, 'a next link')
+      const followCursor = async () => {
+        for (let i = 0; i < 4; i++) {
+          const answer = await freshGet(server, next, key)
+          assert.equal(answer.status, 200, answer.text)
+        }
+      }
+      await followCursor()
 
       process.kill(first, 'SIGKILL')
       await waitFor(() => readyPids(server.stderr()).length === 3, 'a new worker replaces the killed one')
@@ -183,6 +202,8 @@ describe('petstore-server --workers', { concurrency: 1 }, () => {
         new RegExp(`pid ${first}\\) died \\(signal SIGKILL\\); starting another in \\d+ ms`),
       )
       for (let i = 0; i < 4; i++) assert.equal((await freshGet(server, '/pets', key)).status, 200)
+      // The replacement too.
+      await followCursor()
       assert.equal(server.stdout().split('\n').length, 2, 'the replacement prints no second ready line')
 
       await stopCleanly(server, 'SIGINT')

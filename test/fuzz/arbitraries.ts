@@ -7,10 +7,12 @@
  * whole, in chunks, or broken off.
  */
 import fc from 'fast-check'
-import { encodeCursor } from '../../src/cursor.js'
+import { encodeCursor } from '../../bench/api-rules.js'
 
 /** The key configured in clear. */
 export const KEY = 'fuzz-key-5d41402abc4b2a76'
+/** The targets' `cursorSecret`: valid queries carry cursors signed with it. */
+export const CURSOR_SECRET = 'fuzz-cursor-secret'
 /** The key configured only by its digest (`sha256:…`). */
 export const DIGEST_KEY = 'fuzz-digest-key-7e2b9c'
 /** Largest body the fuzzed handler reads; some bodies are generated past it. */
@@ -158,7 +160,9 @@ const queryName = weighted<string>(
 const queryValue = weighted<string>(
   [4, fc.integer({ min: -3, max: 120 }).map(String)],
   [3, fc.constantFrom('available', 'pending', 'sold', 'SOLD', 'Available', 'sold ', '')],
-  [2, fc.maxSafeNat().map(encodeCursor)],
+  // Well-formed, signed under another secret (or for another status): a cursor the target did not issue.
+  [2, fc.maxSafeNat().map((id) => encodeCursor(id))],
+  [1, fc.maxSafeNat().map((id) => encodeCursor(id, undefined, CURSOR_SECRET))],
   [
     2,
     fc.constantFrom(
@@ -201,13 +205,14 @@ const validQuery = fc
     {
       limit: sometimes(2, fc.integer({ min: 1, max: 100 }), 1),
       status: sometimes(1, status, 1),
-      cursor: sometimes(1, fc.integer({ min: 0, max: 60 }).map(encodeCursor), 2),
+      cursor: sometimes(1, fc.integer({ min: 0, max: 60 }), 2),
     },
     { noNullPrototype: true },
   )
-  .map((values) => {
+  .map(({ cursor, ...values }) => {
     const params = new URLSearchParams()
     for (const [name, value] of Object.entries(values)) if (value !== undefined) params.set(name, String(value))
+    if (cursor !== undefined) params.set('cursor', encodeCursor(cursor, values.status, CURSOR_SECRET))
     return `?${params}`
   })
 

@@ -12,7 +12,7 @@ import { join } from 'node:path'
 import { inspect } from 'node:util'
 import fc from 'fast-check'
 import * as v from 'valibot'
-import { encodeCursor } from '../../src/cursor.js'
+import { encodeCursor } from '../../bench/api-rules.js'
 import {
   createPetstore,
   ErrorSchema,
@@ -28,6 +28,7 @@ import { sqliteStore } from '../../src/stores/sqlite.js'
 import { parseExactJson } from '../helpers/json-page.js'
 import {
   type BodyCase,
+  CURSOR_SECRET,
   DIGEST_KEY,
   describeCase,
   KEY,
@@ -67,6 +68,8 @@ const StrictError = v.strictObject({
 })
 /** Every `code` the API answers with, and its status. */
 const CODES: Record<string, number> = {
+  // Authorization given twice, or a path the URL parser would rewrite (%2f, %5c: the Request resolved the rest).
+  bad_request: 400,
   validation_error: 400,
   invalid_json: 400,
   aborted: 400,
@@ -109,6 +112,7 @@ export async function openTarget(kind: StoreKind, dir: string): Promise<Target> 
     store: instrument(store, observed),
     keys: [KEY, `sha256:${digest}`],
     maxBodyBytes: MAX_BODY_BYTES,
+    cursorSecret: CURSOR_SECRET,
     onError: (error, request) => observed.reported.push({ error, request }),
   })
   return { kind, handler, store, observed, statuses: new Map(), close: async () => store.close?.() }
@@ -214,7 +218,9 @@ export async function checkCase(target: Target, c: RequestCase): Promise<void> {
   if (c.aborted) assert.equal(observed.storeCalls, 0, 'an aborted request reached the store')
   if (!authorized) {
     assert.equal(observed.storeCalls, 0, 'a request without a valid key reached the store')
-    assert.ok([200, 401, 404, 405].includes(status), `unauthenticated: ${context}`)
+    // 400 only as bad_request: Authorization given twice, or a path refused before the key is asked for.
+    const refused = status === 400 && (request.method === 'HEAD' || text.startsWith('{"code":"bad_request"'))
+    assert.ok([200, 401, 404, 405].includes(status) || refused, `unauthenticated: ${context}`)
   }
 
   assert.equal(headers.get('content-type'), 'application/json', context)
@@ -284,7 +290,9 @@ export async function checkCreate(target: Target, pet: Record<string, unknown>):
   assert.equal(read.status, 200)
   assert.deepEqual(await read.json(), body)
   const page = await target.handler(
-    new Request(`${ORIGIN}${BASE}/pets?limit=1&cursor=${encodeCursor(body.id - 1)}`, { headers: auth }),
+    new Request(`${ORIGIN}${BASE}/pets?limit=1&cursor=${encodeCursor(body.id - 1, undefined, CURSOR_SECRET)}`, {
+      headers: auth,
+    }),
   )
   assert.deepEqual(await page.json(), [body])
 }
