@@ -21,6 +21,10 @@ export interface CliOptions {
   cors: string[]
   /** Processes serving the port; 1 is a plain single process, more run under node:cluster (bin/workers.ts). */
   workers: number
+  /** serve()'s connection limits; undefined means serve()'s default. */
+  maxConnections?: number
+  maxConnectionsPerAddress?: number
+  firstRequestTimeoutMs?: number
   help: boolean
   version: boolean
 }
@@ -41,6 +45,14 @@ Options:
   --base-path PATH  path prefix of the API                    (default /v1)
   --cors ORIGIN     allow browsers from ORIGIN ('*' for any); repeatable
   --workers N       processes sharing the port; auto: 1 per CPU (env PETSTORE_WORKERS, default 1)
+  --max-connections N
+                    connections open at once (per worker); at the cap the one idle
+                    the longest is closed to make room; 0: no cap   (default 1024)
+  --max-connections-per-address N
+                    the same, per client address; 0: no cap      (default 0)
+  --first-request-timeout MS
+                    time a new connection has to send its first request; 0: off
+                                                              (default 5000)
   -h, --help        print this help
   -v, --version     print the version
 
@@ -95,6 +107,15 @@ function parseWorkers(text: string, from: string): number {
   return workers
 }
 
+/** A count or a time in ms: a whole number from 0 to `max`. */
+function parseLimit(text: string | undefined, from: string, max: number): number | undefined {
+  if (text === undefined) return undefined
+  const value = /^[0-9]{1,9}$/.test(text) ? Number(text) : Number.NaN
+  if (!(value >= 0 && value <= max))
+    throw new UsageError(`${from} must be a whole number from 0 to ${max}, got "${text}"`)
+  return value
+}
+
 function parsePort(text: string, from: string): number {
   const port = /^[0-9]{1,5}$/.test(text) ? Number(text) : Number.NaN
   if (!(port >= 0 && port <= 65535))
@@ -139,6 +160,13 @@ export function parseCli(argv: readonly string[], env: Record<string, string | u
         : env.PETSTORE_WORKERS
           ? parseWorkers(env.PETSTORE_WORKERS, 'PETSTORE_WORKERS')
           : 1,
+    maxConnections: parseLimit(values['max-connections'], '--max-connections', 1_000_000),
+    maxConnectionsPerAddress: parseLimit(
+      values['max-connections-per-address'],
+      '--max-connections-per-address',
+      1_000_000,
+    ),
+    firstRequestTimeoutMs: parseLimit(values['first-request-timeout'], '--first-request-timeout', 3_600_000),
     help: values.help ?? false,
     version: values.version ?? false,
   }
@@ -171,6 +199,9 @@ function parse(argv: readonly string[]) {
       'base-path': { type: 'string' },
       cors: { type: 'string', multiple: true },
       workers: { type: 'string' },
+      'max-connections': { type: 'string' },
+      'max-connections-per-address': { type: 'string' },
+      'first-request-timeout': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
       version: { type: 'boolean', short: 'v' },
     },
