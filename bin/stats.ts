@@ -12,6 +12,9 @@ import { monitorEventLoopDelay } from 'node:perf_hooks'
 export interface Stats {
   rssMiB: number
   heapUsedMiB: number
+  /** The V8 heap reserved, and memory outside it that JS objects hold (Buffers). */
+  heapTotalMiB: number
+  externalMiB: number
   loopDelayP99Ms: number
   /** Open file descriptors (Linux), or -1 where /proc is missing. */
   fds: number
@@ -24,7 +27,7 @@ export function printStatsEvery(intervalMs: number): void {
   const delay = monitorEventLoopDelay({ resolution: 10 })
   delay.enable()
   const timer = setInterval(() => {
-    const { rss, heapUsed } = process.memoryUsage()
+    const { rss, heapUsed, heapTotal, external } = process.memoryUsage()
     let fds = -1
     try {
       fds = readdirSync('/proc/self/fd').length
@@ -32,6 +35,8 @@ export function printStatsEvery(intervalMs: number): void {
     const stats: Stats = {
       rssMiB: round(rss / MiB),
       heapUsedMiB: round(heapUsed / MiB),
+      heapTotalMiB: round(heapTotal / MiB),
+      externalMiB: round(external / MiB),
       loopDelayP99Ms: round(delay.percentile(99) / 1e6),
       fds,
     }
