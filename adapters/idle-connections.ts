@@ -16,16 +16,6 @@ export interface ConnectionLimits {
   maxConnectionsPerAddress: number
   /** Time from accept to a whole first request head. */
   firstRequestTimeoutMs: number
-  /** Time a kept-alive connection may wait for its next request. */
-  keepAliveTimeoutMs: number
-}
-
-/** When a connection became idle, and how much it had read then (more since means a request is arriving). */
-interface Idle {
-  since: number
-  bytesRead: number
-  /** No request has been received on it yet. */
-  fresh: boolean
 }
 
 /** What {@link guardConnections} needs to hear about requests. */
@@ -40,24 +30,30 @@ export interface ConnectionGuard {
 
 /**
  * Tracks the server's connections without a timer per connection or request:
- * idle ones sit in one Map in the order they became idle (a Map keeps
- * insertion order, and delete + set moves one to the end), so the one idle
- * the longest is the first, found in O(1), and a sweep a few times a second
- * walks only the entries past their deadline. A busy connection is never
- * closed for room: when every connection is busy, the newcomer is refused, as
- * Node's own `maxConnections` would.
+ * idle ones sit in two Maps, new connections that have sent no request yet and
+ * kept-alive ones between requests, each in the order they became idle (a Map
+ * keeps insertion order, and delete + set moves one to the end). The one idle
+ * the longest is the older of the two firsts, found in O(1), and a sweep a few
+ * times a second walks only the new connections past their deadline. A busy
+ * connection is never closed for room: when every connection is busy, the
+ * newcomer is refused, as Node's own `maxConnections` would.
  *
- * Node's `headersTimeout` still bounds every request head; the first-request
- * deadline is shorter because a connection that has sent no request yet is
- * what an idle flood is made of, and an honest client sends its first request
- * head within a round trip of connecting. A connection that has sent nothing
- * by then is closed without a word, as an idle keep-alive connection is; one
- * that has sent part of a request head gets the same 408 as Node's own
- * timeout (through the server's `clientError` listener).
+ * Node's `headersTimeout` still bounds every request head, and its
+ * `keepAliveTimeout` closes kept-alive connections (closing them here too,
+ * a moment earlier than a client that honours `Keep-Alive: timeout=5` expects,
+ * lost requests under load). The first-request deadline is shorter than the
+ * headers timeout because a connection that has sent no request yet is what an
+ * idle flood is made of, and an honest client sends its first request head
+ * within a round trip of connecting. A connection that has sent nothing by then
+ * is closed without a word, as an idle keep-alive connection is; one that has
+ * sent part of a request head gets the same 408 as Node's own timeout (through
+ * the server's `clientError` listener).
  */
 export function guardConnections(server: Server, limits: ConnectionLimits): ConnectionGuard {
-  const { maxConnections, maxConnectionsPerAddress, firstRequestTimeoutMs, keepAliveTimeoutMs } = limits
-  const idle = new Map<Socket, Idle>()
+  const { maxConnections, maxConnectionsPerAddress, firstRequestTimeoutMs } = limits
+  /** Connections without a request yet, and kept-alive ones between requests: when each became idle. */
+  const fresh = new Map<Socket, number>()
+  const kept = new Map<Socket, number>()
   /** Every connection counted against the caps, with its client address. */
   const open = new Map<Socket, string>()
   const perAddress = new Map<string, number>()
@@ -67,7 +63,8 @@ export function guardConnections(server: Server, limits: ConnectionLimits): Conn
     const address = open.get(socket)
     if (address === undefined) return
     open.delete(socket)
-    idle.delete(socket)
+    fresh.delete(socket)
+    kept.delete(socket)
     if (maxConnectionsPerAddress > 0) {
       const left = (perAddress.get(address) ?? 1) - 1
       if (left === 0) perAddress.delete(address)
@@ -75,15 +72,20 @@ export function guardConnections(server: Server, limits: ConnectionLimits): Conn
     }
   }
 
+  /** The first idle connection of `idle` (from `address` only, if given), and since when it is idle. */
+  const oldest = (idle: Map<Socket, number>, address?: string): [Socket, number] | undefined => {
+    for (const entry of idle) if (address === undefined || open.get(entry[0]) === address) return entry
+    return undefined
+  }
+
   /** Closes the connection idle the longest (from `address` only, if given); false if none is idle. */
   const evictOldest = (address?: string): boolean => {
-    for (const socket of idle.keys()) {
-      if (address !== undefined && open.get(socket) !== address) continue
-      forget(socket)
-      socket.destroy()
-      return true
-    }
-    return false
+    const [a, b] = [oldest(fresh, address), oldest(kept, address)]
+    const victim = a && b ? (a[1] <= b[1] ? a : b) : (a ?? b)
+    if (victim === undefined) return false
+    forget(victim[0])
+    victim[0].destroy()
+    return true
   }
 
   server.on('connection', (socket: Socket) => {
@@ -95,43 +97,35 @@ export function guardConnections(server: Server, limits: ConnectionLimits): Conn
     if (maxConnections > 0 && open.size >= maxConnections && !evictOldest()) return void socket.destroy()
     open.set(socket, address)
     if (maxConnectionsPerAddress > 0) perAddress.set(address, (perAddress.get(address) ?? 0) + 1)
-    idle.set(socket, { since: Date.now(), bytesRead: 0, fresh: true })
+    fresh.set(socket, Date.now())
     socket.once('close', () => forget(socket))
   })
 
   const sweep = () => {
-    const now = Date.now()
-    for (const [socket, state] of idle) {
-      const age = now - state.since
-      // Entries are in idle order: past the shorter deadline's reach, every later one is younger still.
-      if (age < Math.min(firstRequestTimeoutMs || Infinity, keepAliveTimeoutMs || Infinity)) break
-      if (state.fresh) {
-        if (firstRequestTimeoutMs > 0 && age >= firstRequestTimeoutMs) {
-          idle.delete(socket)
-          // Nothing asked, nothing owed: closed like an idle keep-alive connection, which every client retries.
-          if (socket.bytesRead === 0) socket.destroy()
-          else server.emit('clientError', firstRequestTimeout(), socket)
-        }
-      } else if (keepAliveTimeoutMs > 0 && age >= keepAliveTimeoutMs) {
-        idle.delete(socket)
-        // Bytes since it became idle: the next request is arriving, and Node's headersTimeout bounds it.
-        if (socket.bytesRead === state.bytesRead) socket.destroy()
-      }
+    const deadline = Date.now() - firstRequestTimeoutMs
+    for (const [socket, since] of fresh) {
+      // In the order they connected: once one is within its time, so are all after it.
+      if (since > deadline) break
+      fresh.delete(socket)
+      // Nothing asked, nothing owed: closed like an idle keep-alive connection, which every client retries.
+      if (socket.bytesRead === 0) socket.destroy()
+      else server.emit('clientError', firstRequestTimeout(), socket)
     }
   }
-  const shortest = Math.min(firstRequestTimeoutMs || 10_000, keepAliveTimeoutMs || 10_000)
-  const timer = setInterval(sweep, Math.min(1_000, Math.max(50, Math.floor(shortest / 10))))
+  const timer = setInterval(sweep, Math.min(1_000, Math.max(50, Math.floor(firstRequestTimeoutMs / 10))))
   timer.unref()
+  if (!(firstRequestTimeoutMs > 0)) clearInterval(timer)
   server.once('close', () => clearInterval(timer))
 
   return {
     busy(socket) {
-      idle.delete(socket)
+      fresh.delete(socket)
+      kept.delete(socket)
     },
     answered(socket) {
       // A pipelined request's answer may already be next on the connection: then it is still busy.
       if (socket.destroyed || !open.has(socket) || (socket as Socket & { _httpMessage?: unknown })._httpMessage) return
-      idle.set(socket, { since: Date.now(), bytesRead: socket.bytesRead, fresh: false })
+      kept.set(socket, Date.now())
     },
     stop() {
       clearInterval(timer)

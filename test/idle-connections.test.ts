@@ -229,6 +229,22 @@ describe('idle-connection floods', { concurrency: false, timeout: 60_000 }, () =
     }
   })
 
+  test('serve(): the first-request deadline spares a kept-alive connection; Node closes it at keepAliveTimeoutMs', async () => {
+    const server = await serveInProcess({ firstRequestTimeoutMs: 300, keepAliveTimeoutMs: 1_500 })
+    const socket = net.connect(server.port, '127.0.0.1')
+    socket.on('error', () => {})
+    const openedAt = performance.now()
+    const closed = new Promise<number>((resolve) => socket.once('close', () => resolve(performance.now() - openedAt)))
+    await new Promise<void>((resolve) => {
+      socket.once('data', () => resolve())
+      socket.write(`GET /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${KEY}\r\n\r\n`)
+    })
+    await sleep(800)
+    assert.ok(!socket.destroyed, 'open 800 ms after its answer, past the 300 ms first-request deadline')
+    const afterMs = await closed
+    assert.ok(afterMs >= 1_400 && afterMs < 3_000, `closed after ${Math.round(afterMs)} ms`)
+  })
+
   test('the binary refuses connection limits that are not whole numbers', () => {
     for (const flag of ['--max-connections', '--max-connections-per-address', '--first-request-timeout']) {
       assert.throws(() => parseCli([flag, '1.5'], {}), UsageError)
