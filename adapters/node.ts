@@ -16,6 +16,7 @@ import { setDefaults } from '../src/headers.js'
  * is, once the API starts reading the body (see {@link serve}).
  */
 const awaitingContinue = new WeakSet<ServerResponse>()
+import { guardConnections } from './idle-connections.js'
 
 /** Any web-standard fetch handler, such as the one `createPetstore` returns. */
 export type FetchHandler = (request: Request) => Response | Promise<Response>
@@ -431,15 +432,34 @@ export interface ServeOptions {
   /** How long an idle keep-alive connection is kept open. @default 5_000 (Node's own) */
   keepAliveTimeoutMs?: number
   /**
-   * Connections open at once. Past it, Node closes a new connection as soon as
-   * it accepts it (the client sees the connection reset, there is no room to
-   * answer 503). A flood of idle connections then costs the server at most this
-   * many file descriptors and parser states (under 10 MiB for 1024, measured)
-   * instead of exhausting descriptors, which would fail accept() for everyone,
-   * database files included. `0` or `Infinity` for no cap.
+   * Connections open at once. At the cap, a new connection makes room by
+   * closing the connection idle the longest (one that has sent no request yet,
+   * or a keep-alive one between requests), so a flood of idle connections
+   * cannot keep anyone out; only when every connection has a request in flight
+   * is the newcomer closed (reset: there is no room to answer 503). A flood
+   * then costs the server at most this many file descriptors and parser states
+   * (under 10 MiB for 1024, measured) instead of exhausting descriptors, which
+   * would fail accept() for everyone, database files included. `0` or
+   * `Infinity` for no cap.
    * @default 1024
    */
   maxConnections?: number
+  /**
+   * Connections open at once from one client address; past it, that address's
+   * own connection idle the longest is closed (and the newcomer if none is
+   * idle). Off by default: behind a proxy every client has the proxy's address.
+   * `0` for no cap.
+   * @default 0
+   */
+  maxConnectionsPerAddress?: number
+  /**
+   * Time a new connection has to send its first request head. A connection
+   * that has sent nothing by then is closed (as an idle keep-alive one is); one
+   * that has sent part of a head gets a 408. Later requests on the connection
+   * have `headersTimeoutMs`. `0` turns the check off.
+   * @default 5_000
+   */
+  firstRequestTimeoutMs?: number
   /**
    * How long {@link RunningServer.close} waits for requests in flight before it
    * cuts the connections still open. Under Kubernetes' default 30 s grace
@@ -471,6 +491,8 @@ const DEFAULTS = {
   requestTimeoutMs: 30_000,
   keepAliveTimeoutMs: 5_000,
   maxConnections: 1024,
+  maxConnectionsPerAddress: 0,
+  firstRequestTimeoutMs: 5_000,
   shutdownTimeoutMs: 10_000,
 }
 
@@ -491,7 +513,8 @@ function checkingInterval(...timeouts: number[]): number {
  * (see {@link ServeOptions} for the defaults).
  *
  * Per-socket idle timeouts are not used: `@whatwg-node/server` resets them
- * (`socket.setTimeout(0)`) on every answer, so the limits are the server's.
+ * (`socket.setTimeout(0)`) on every answer, so the limits are the server's,
+ * and idle connections are tracked by the server too (adapters/idle-connections.ts).
  *
  * @example
  * ```ts
@@ -503,10 +526,8 @@ function checkingInterval(...timeouts: number[]): number {
  */
 export async function serve(options: ServeOptions): Promise<RunningServer> {
   const { handler, port = 8080, hostname = '127.0.0.1' } = options
-  const { headersTimeoutMs, requestTimeoutMs, keepAliveTimeoutMs, maxConnections, shutdownTimeoutMs } = {
-    ...DEFAULTS,
-    ...definedOnly(options),
-  }
+  const limits = { ...DEFAULTS, ...definedOnly(options) }
+  const { headersTimeoutMs, requestTimeoutMs, keepAliveTimeoutMs, shutdownTimeoutMs } = limits
   const listener = toNodeListener(handler)
   /** Answers not yet finished: the requests in flight. */
   const inFlight = new Set<ServerResponse>()
@@ -522,10 +543,13 @@ export async function serve(options: ServeOptions): Promise<RunningServer> {
       requireHostHeader: false,
     },
     (request, response) => {
+      const { socket } = request
+      connections.busy(socket)
       inFlight.add(response)
       if (closing) response.shouldKeepAlive = false
       response.once('close', () => {
         inFlight.delete(response)
+        connections.answered(socket)
         // Its connection may be idle now: when closing, it must not stay open until keepAliveTimeout.
         if (closing) setImmediate(() => server.closeIdleConnections())
       })
@@ -539,7 +563,11 @@ export async function serve(options: ServeOptions): Promise<RunningServer> {
       listener(request, response)
     },
   )
-  server.maxConnections = maxConnections > 0 ? maxConnections : Number.POSITIVE_INFINITY
+  // Not `server.maxConnections`: past it Node refuses newcomers, and idle connections would keep everyone out.
+  const connections = guardConnections(server, {
+    ...limits,
+    maxConnections: Number.isFinite(limits.maxConnections) ? limits.maxConnections : 0,
+  })
   server.on('clientError', answerClientError)
   server.on('connect', answerConnect)
   server.on('checkExpectation', (request, response) =>
@@ -556,9 +584,13 @@ export async function serve(options: ServeOptions): Promise<RunningServer> {
   })
 
   await new Promise<void>((resolve, reject) => {
-    server.once('error', reject)
+    const failed = (error: Error) => {
+      connections.stop()
+      reject(error)
+    }
+    server.once('error', failed)
     server.listen(port, hostname, () => {
-      server.off('error', reject)
+      server.off('error', failed)
       resolve()
     })
   })

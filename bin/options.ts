@@ -27,6 +27,10 @@ export interface CliOptions {
   cursorSecret: string | undefined
   /** Processes serving the port; 1 is a plain single process, more run under node:cluster (bin/workers.ts). */
   workers: number
+  /** serve()'s connection limits; undefined means serve()'s default. */
+  maxConnections?: number
+  maxConnectionsPerAddress?: number
+  firstRequestTimeoutMs?: number
   help: boolean
   version: boolean
 }
@@ -53,6 +57,14 @@ Options:
   --cursor-secret S signs the list's cursors; give every process on one database the same
                     (env PETSTORE_CURSOR_SECRET, default random for this run)
   --workers N       processes sharing the port; auto: 1 per CPU (env PETSTORE_WORKERS, default 1)
+  --max-connections N
+                    connections open at once (per worker); at the cap the one idle
+                    the longest is closed to make room; 0: no cap   (default 1024)
+  --max-connections-per-address N
+                    the same, per client address; 0: no cap      (default 0)
+  --first-request-timeout MS
+                    time a new connection has to send its first request; 0: off
+                                                              (default 5000)
   -h, --help        print this help
   -v, --version     print the version
 
@@ -124,6 +136,15 @@ export function parsePublicUrl(text: string): { url: string; description?: strin
   return description ? { url: trimmed, description } : { url: trimmed }
 }
 
+/** A count or a time in ms: a whole number from 0 to `max`. */
+function parseLimit(text: string | undefined, from: string, max: number): number | undefined {
+  if (text === undefined) return undefined
+  const value = /^[0-9]{1,9}$/.test(text) ? Number(text) : Number.NaN
+  if (!(value >= 0 && value <= max))
+    throw new UsageError(`${from} must be a whole number from 0 to ${max}, got "${text}"`)
+  return value
+}
+
 function parsePort(text: string, from: string): number {
   const port = /^[0-9]{1,5}$/.test(text) ? Number(text) : Number.NaN
   if (!(port >= 0 && port <= 65535))
@@ -171,6 +192,13 @@ export function parseCli(argv: readonly string[], env: Record<string, string | u
         : env.PETSTORE_WORKERS
           ? parseWorkers(env.PETSTORE_WORKERS, 'PETSTORE_WORKERS')
           : 1,
+    maxConnections: parseLimit(values['max-connections'], '--max-connections', 1_000_000),
+    maxConnectionsPerAddress: parseLimit(
+      values['max-connections-per-address'],
+      '--max-connections-per-address',
+      1_000_000,
+    ),
+    firstRequestTimeoutMs: parseLimit(values['first-request-timeout'], '--first-request-timeout', 3_600_000),
     help: values.help ?? false,
     version: values.version ?? false,
   }
@@ -206,6 +234,9 @@ function parse(argv: readonly string[]) {
       'no-docs': { type: 'boolean' },
       'cursor-secret': { type: 'string' },
       workers: { type: 'string' },
+      'max-connections': { type: 'string' },
+      'max-connections-per-address': { type: 'string' },
+      'first-request-timeout': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
       version: { type: 'boolean', short: 'v' },
     },

@@ -18,6 +18,7 @@ import { type PetStore, PetstoreError } from '../src/index.js'
 import { ambiguousPath } from '../src/request-path.js'
 import { openStore } from './open-store.js'
 import { parseCli, USAGE, UsageError } from './options.js'
+import { printStatsEvery } from './stats.js'
 import { cursorSecretFromPrimary, inWorker, keyFromPrimary, runPrimary, workerReady } from './workers.js'
 
 /** `GET /healthz`, outside the API and its keys: is the store answering? */
@@ -118,6 +119,9 @@ async function main(): Promise<void> {
       port: options.port,
       hostname: options.host,
       shutdownTimeoutMs: SHUTDOWN_TIMEOUT_MS,
+      maxConnections: options.maxConnections,
+      maxConnectionsPerAddress: options.maxConnectionsPerAddress,
+      firstRequestTimeoutMs: options.firstRequestTimeoutMs,
     })
   } catch (error) {
     await store.close?.()
@@ -127,6 +131,9 @@ async function main(): Promise<void> {
   const ready = `petstore-server listening on http://${host}:${server.port}${options.basePath}`
   if (inWorker) workerReady(ready, server.server)
   else process.stdout.write(`${ready}\n`)
+  // A diagnostic for soak runs (bench/soak.ts): undocumented in --help on purpose, described in the README.
+  const statsMs = Number(process.env.PETSTORE_STATS_INTERVAL_MS)
+  if (statsMs > 0) printStatsEvery(statsMs)
 
   let stopping = false
   const stop = async (signal: string) => {

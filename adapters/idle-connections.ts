@@ -1,0 +1,139 @@
+/**
+ * Who gets a connection when connections run short: the connection cap of
+ * `serve()`, kept by closing the connection idle the longest instead of
+ * refusing the newcomer, and a deadline for a connection's first request.
+ *
+ * @module
+ */
+import type { Server } from 'node:http'
+import type { Socket } from 'node:net'
+
+/** Limits of {@link guardConnections}; `0` turns one off. */
+export interface ConnectionLimits {
+  /** Connections open at once. */
+  maxConnections: number
+  /** Connections open at once from one client address. */
+  maxConnectionsPerAddress: number
+  /** Time from accept to a whole first request head. */
+  firstRequestTimeoutMs: number
+}
+
+/** What {@link guardConnections} needs to hear about requests. */
+export interface ConnectionGuard {
+  /** A request head has arrived on `socket`: it is busy until {@link ConnectionGuard.answered}. */
+  busy(socket: Socket): void
+  /** The answer on `socket` is out; if the connection stays open, it is idle from now. */
+  answered(socket: Socket): void
+  /** Stops the sweep. */
+  stop(): void
+}
+
+/**
+ * Tracks the server's connections without a timer per connection or request:
+ * idle ones sit in two Maps, new connections that have sent no request yet and
+ * kept-alive ones between requests, each in the order they became idle (a Map
+ * keeps insertion order, and delete + set moves one to the end). The one idle
+ * the longest is the older of the two firsts, found in O(1), and a sweep a few
+ * times a second walks only the new connections past their deadline. A busy
+ * connection is never closed for room: when every connection is busy, the
+ * newcomer is refused, as Node's own `maxConnections` would.
+ *
+ * Node's `headersTimeout` still bounds every request head, and its
+ * `keepAliveTimeout` closes kept-alive connections (closing them here too,
+ * a moment earlier than a client that honours `Keep-Alive: timeout=5` expects,
+ * lost requests under load). The first-request deadline is shorter than the
+ * headers timeout because a connection that has sent no request yet is what an
+ * idle flood is made of, and an honest client sends its first request head
+ * within a round trip of connecting. A connection that has sent nothing by then
+ * is closed without a word, as an idle keep-alive connection is; one that has
+ * sent part of a request head gets the same 408 as Node's own timeout (through
+ * the server's `clientError` listener).
+ */
+export function guardConnections(server: Server, limits: ConnectionLimits): ConnectionGuard {
+  const { maxConnections, maxConnectionsPerAddress, firstRequestTimeoutMs } = limits
+  /** Connections without a request yet, and kept-alive ones between requests: when each became idle. */
+  const fresh = new Map<Socket, number>()
+  const kept = new Map<Socket, number>()
+  /** Every connection counted against the caps, with its client address. */
+  const open = new Map<Socket, string>()
+  const perAddress = new Map<string, number>()
+
+  /** Stops counting `socket`: at its close, or at once when it is evicted (its 'close' comes a tick later). */
+  const forget = (socket: Socket) => {
+    const address = open.get(socket)
+    if (address === undefined) return
+    open.delete(socket)
+    fresh.delete(socket)
+    kept.delete(socket)
+    if (maxConnectionsPerAddress > 0) {
+      const left = (perAddress.get(address) ?? 1) - 1
+      if (left === 0) perAddress.delete(address)
+      else perAddress.set(address, left)
+    }
+  }
+
+  /** The first idle connection of `idle` (from `address` only, if given), and since when it is idle. */
+  const oldest = (idle: Map<Socket, number>, address?: string): [Socket, number] | undefined => {
+    for (const entry of idle) if (address === undefined || open.get(entry[0]) === address) return entry
+    return undefined
+  }
+
+  /** Closes the connection idle the longest (from `address` only, if given); false if none is idle. */
+  const evictOldest = (address?: string): boolean => {
+    const [a, b] = [oldest(fresh, address), oldest(kept, address)]
+    const victim = a && b ? (a[1] <= b[1] ? a : b) : (a ?? b)
+    if (victim === undefined) return false
+    forget(victim[0])
+    victim[0].destroy()
+    return true
+  }
+
+  server.on('connection', (socket: Socket) => {
+    const address = socket.remoteAddress ?? ''
+    if (maxConnectionsPerAddress > 0) {
+      const mine = perAddress.get(address) ?? 0
+      if (mine >= maxConnectionsPerAddress && !evictOldest(address)) return void socket.destroy()
+    }
+    if (maxConnections > 0 && open.size >= maxConnections && !evictOldest()) return void socket.destroy()
+    open.set(socket, address)
+    if (maxConnectionsPerAddress > 0) perAddress.set(address, (perAddress.get(address) ?? 0) + 1)
+    fresh.set(socket, Date.now())
+    socket.once('close', () => forget(socket))
+  })
+
+  const sweep = () => {
+    const deadline = Date.now() - firstRequestTimeoutMs
+    for (const [socket, since] of fresh) {
+      // In the order they connected: once one is within its time, so are all after it.
+      if (since > deadline) break
+      fresh.delete(socket)
+      // Nothing asked, nothing owed: closed like an idle keep-alive connection, which every client retries.
+      if (socket.bytesRead === 0) socket.destroy()
+      else server.emit('clientError', firstRequestTimeout(), socket)
+    }
+  }
+  const timer = setInterval(sweep, Math.min(1_000, Math.max(50, Math.floor(firstRequestTimeoutMs / 10))))
+  timer.unref()
+  if (!(firstRequestTimeoutMs > 0)) clearInterval(timer)
+  server.once('close', () => clearInterval(timer))
+
+  return {
+    busy(socket) {
+      fresh.delete(socket)
+      kept.delete(socket)
+    },
+    answered(socket) {
+      // A pipelined request's answer may already be next on the connection: then it is still busy.
+      if (socket.destroyed || !open.has(socket) || (socket as Socket & { _httpMessage?: unknown })._httpMessage) return
+      kept.set(socket, Date.now())
+    },
+    stop() {
+      clearInterval(timer)
+    },
+  }
+}
+
+/** What Node's own header timeout raises, so that the server's `clientError` listener answers it alike (a 408). */
+function firstRequestTimeout(): NodeJS.ErrnoException {
+  return Object.assign(new Error('The first request was not received in time'), { code: 'ERR_HTTP_REQUEST_TIMEOUT' })
+}
