@@ -13,18 +13,29 @@ import { errorAnswer } from '../src/errors.js'
 import { type ApiAnswer, type ApiRequest, type Engine, jsonAnswer, toFetchHandler } from '../src/exchange.js'
 import { setDefaults } from '../src/headers.js'
 import { type PetStore, PetstoreError } from '../src/index.js'
+import { type OnResponse, tell } from '../src/observe.js'
+import { requestId as idOf } from '../src/request-id.js'
+import { accessLog } from './access-log.js'
+import { reloadKeysOnSighup } from './keys-reload.js'
 import { openStore } from './open-store.js'
 import { parseCli, USAGE, UsageError } from './options.js'
 import { inWorker, keyFromPrimary, runPrimary, workerReady } from './workers.js'
 
-/** `GET /healthz`, outside the API and its keys: is the store answering? */
-function withHealth(engine: Engine, store: PetStore): Engine {
+/**
+ * `GET /healthz`, outside the API and its keys: is the store answering?
+ * Its answers carry a request id and are told to `onResponse` like the API's.
+ */
+function withHealth(engine: Engine, store: PetStore, onResponse: OnResponse | undefined): Engine {
   return async (request) => {
     // A cheap look at the URL first: the API's own requests should not pay for a second parse.
     if (!request.url.includes('/healthz') || new URL(request.url).pathname !== '/healthz') return engine(request)
+    const started = performance.now()
     const answer = await health(request, store)
     // Like every answer of the API's own.
     setDefaults(answer.headers)
+    const requestId = idOf(request.header('x-request-id'))
+    answer.headers['x-request-id'] = requestId
+    if (onResponse) tell(onResponse, answer, request, requestId, '/healthz', started)
     return answer
   }
 }
@@ -91,18 +102,27 @@ async function main(): Promise<void> {
     await store.close?.()
     return runPrimary(options.workers, options.keys.length === 0 ? keys[0] : undefined)
   }
-  const engine = createEngine({
-    store,
-    keys,
-    basePath: options.basePath,
-    cors: options.cors.length > 0 ? { origin: options.cors.includes('*') ? '*' : options.cors } : undefined,
+  const onResponse = accessLog(options.log, options.logLevel)
+  const engineWith = (keys: readonly string[]) =>
+    createEngine({
+      store,
+      keys,
+      basePath: options.basePath,
+      cors: options.cors.length > 0 ? { origin: options.cors.includes('*') ? '*' : options.cors } : undefined,
+      onResponse,
+    })
+  // Key rotation swaps the engine: a request in flight finishes on the one it started on, under the old keys.
+  let current = engineWith(keys)
+  const engine: Engine = (request) => current(request)
+  reloadKeysOnSighup(options, (fresh) => {
+    current = engineWith(fresh)
   })
 
   let server: Awaited<ReturnType<typeof serve>>
   try {
     // serve()'s other defaults (header and request timeouts, connection cap) are meant for this binary.
     server = await serve({
-      handler: toFetchHandler(withHealth(engine, store)),
+      handler: toFetchHandler(withHealth(engine, store, onResponse)),
       port: options.port,
       hostname: options.host,
       shutdownTimeoutMs: SHUTDOWN_TIMEOUT_MS,

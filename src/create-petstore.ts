@@ -14,7 +14,7 @@ import { setDefaults, setDeprecation } from './headers.js'
 import { type OnResponse, tell } from './observe.js'
 import { openApiDocument } from './openapi.js'
 import { createPet, getPet, listPets, type OperationContext } from './operations.js'
-import { requestIds } from './request-id.js'
+import { requestId as idOf } from './request-id.js'
 import type { PetStore } from './store.js'
 
 /** Options of {@link createPetstore}. */
@@ -243,11 +243,9 @@ export function createEngine(options: PetstoreOptions): Engine {
     return run ? run(request) : ((await router.fetch(request)) as ApiAnswer)
   }
 
-  const nextRequestId = requestIds()
-
   const engine: Engine = async (request) => {
     const routed = request as Routed
-    const requestId = nextRequestId(request.header('x-request-id'))
+    const requestId = idOf(request.header('x-request-id'))
     try {
       routed.parsed = new URL(request.url)
     } catch {
