@@ -71,6 +71,7 @@ function prettyLine(colour: boolean): (level: number, info: ResponseInfo) => str
     const status = colour ? `${COLOURS[level] ?? ''}${info.status}\x1b[0m` : String(info.status)
     const ms = info.durationMs.toFixed(1).padStart(7)
     // Control characters are never printed to a terminal as they are: a URL could carry escape sequences.
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: matching them is the point
     const url = loggedUrl(info.url).replace(/[\x00-\x1f\x7f]/g, '?')
     return `${time} ${info.method.padEnd(7)} ${status} ${ms} ms ${String(info.bytes).padStart(6)} B  ${url}  ${info.requestId}\n`
   }

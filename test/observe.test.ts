@@ -133,7 +133,9 @@ describe('onResponse and X-Request-Id', () => {
       () => {
         throw new Error('hook')
       },
-      () => Promise.reject(new Error('hook')) as unknown as void,
+      async () => {
+        throw new Error('hook')
+      },
     ]) {
       const handler = createPetstore({ store: memoryStore(), keys: [KEY], onResponse })
       assert.equal((await call(handler, '/v1/pets')).status, 200)
