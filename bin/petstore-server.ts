@@ -17,6 +17,7 @@ import { type OnResponse, tell } from '../src/observe.js'
 import { requestId as idOf } from '../src/request-id.js'
 import { accessLog } from './access-log.js'
 import { reloadKeysOnSighup } from './keys-reload.js'
+import { aggregatedMetrics, type RequestMetrics, requestMetrics, serveMetrics } from './metrics.js'
 import { openStore } from './open-store.js'
 import { parseCli, USAGE, UsageError } from './options.js'
 import { inWorker, keyFromPrimary, runPrimary, workerReady } from './workers.js'
@@ -53,6 +54,28 @@ async function health(request: ApiRequest, store: PetStore): Promise<ApiAnswer> 
   const answer = jsonAnswer('{"status":"ok"}')
   if (request.method === 'HEAD') answer.body = null
   return answer
+}
+
+/** One hook from two, either of which may be absent. */
+function both(first: OnResponse | undefined, second: OnResponse | undefined): OnResponse | undefined {
+  if (!first || !second) return first ?? second
+  return (info) => {
+    first(info)
+    second(info)
+  }
+}
+
+/** The metrics listener, said on stderr: stdout's first line is the ready line. */
+async function startMetrics(metrics: Parameters<typeof serveMetrics>[0], port: number, host: string): Promise<void> {
+  let bound: number
+  try {
+    bound = await serveMetrics(metrics, port, host)
+  } catch (error) {
+    fail(`cannot serve metrics on ${host}:${port}: ${oneLine(error)}`)
+  }
+  process.stderr.write(
+    `petstore-server: metrics on http://${host.includes(':') ? `[${host}]` : host}:${bound}/metrics\n`,
+  )
 }
 
 function fail(message: string): never {
@@ -100,9 +123,18 @@ async function main(): Promise<void> {
   if (options.workers > 1 && !inWorker) {
     // Everything is checked: the workers serve, this process watches them (bin/workers.ts).
     await store.close?.()
+    if (options.metricsPort !== undefined)
+      await startMetrics(await aggregatedMetrics(), options.metricsPort, options.host)
     return runPrimary(options.workers, options.keys.length === 0 ? keys[0] : undefined)
   }
-  const onResponse = accessLog(options.log, options.logLevel)
+  let metrics: RequestMetrics | undefined
+  try {
+    if (options.metricsPort !== undefined) metrics = await requestMetrics(store, inWorker)
+  } catch (error) {
+    await store.close?.()
+    fail(oneLine(error))
+  }
+  const onResponse = both(accessLog(options.log, options.logLevel), metrics?.onResponse)
   const engineWith = (keys: readonly string[]) =>
     createEngine({
       store,
@@ -130,6 +162,11 @@ async function main(): Promise<void> {
   } catch (error) {
     await store.close?.()
     fail(`cannot listen on ${options.host}:${options.port}: ${oneLine(error)}`)
+  }
+  if (metrics) {
+    metrics.watch(server.server)
+    // Under --workers the primary serves the workers' metrics summed; a worker only counts.
+    if (!inWorker) await startMetrics(metrics, options.metricsPort ?? 0, options.host)
   }
   const host = server.hostname.includes(':') ? `[${server.hostname}]` : server.hostname
   const ready = `petstore-server listening on http://${host}:${server.port}${options.basePath}`

@@ -254,3 +254,114 @@ describe('key rotation', () => {
     })
   }
 })
+
+/**
+ * The Prometheus text format, parsed strictly: every line is `# HELP`, `# TYPE` or a sample
+ * `name{label="value",…} number`; anything else fails. Returns the samples.
+ */
+function parsePrometheus(text: string): Array<{ name: string; labels: Record<string, string>; value: number }> {
+  const samples: Array<{ name: string; labels: Record<string, string>; value: number }> = []
+  for (const line of text.split('\n')) {
+    if (line === '' || /^# (HELP|TYPE) [a-zA-Z_:][a-zA-Z0-9_:]* .*$/.test(line)) continue
+    const match = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (-?[0-9.e+-]+|NaN|[+-]Inf)$/.exec(line)
+    assert.ok(match, `not Prometheus text: ${JSON.stringify(line)}`)
+    const labels: Record<string, string> = {}
+    const pairs = match[2] ?? ''
+    const label = /([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"(?:,|$)/y
+    while (label.lastIndex < pairs.length) {
+      const pair = label.exec(pairs)
+      assert.ok(pair, `bad labels: ${pairs}`)
+      labels[pair[1] ?? ''] = pair[2] ?? ''
+    }
+    samples.push({ name: match[1] ?? '', labels, value: Number(match[3]) })
+  }
+  return samples
+}
+
+const metricsUrl = (server: RunningServer) => /metrics on (http:\/\/\S+\/metrics)/.exec(server.stderr())?.[1]
+
+describe('metrics', () => {
+  for (const workers of [1, 2]) {
+    it(`--metrics-port serves Prometheus text with counts matching the traffic (--workers ${workers})`, async () => {
+      const db = workers > 1 ? `sqlite:${join(dir, `metrics-${workers}.db`)}` : 'memory'
+      const args = ['--port', '0', '--db', db, '--key', KEY, '--metrics-port', '0', '--log', 'off']
+      const server = await startServer([...args, '--workers', String(workers)])
+      try {
+        await until(() => metricsUrl(server) !== undefined, 'the metrics line')
+        const traffic: Array<[string, Record<string, string>, number]> = [
+          ...Array.from({ length: 7 }, () => ['/v1/pets', auth(), 200] as [string, Record<string, string>, number]),
+          ...Array.from({ length: 3 }, () => ['/v1/pets', {}, 401] as [string, Record<string, string>, number]),
+          ['/v1/pets/12345', auth(), 404],
+          ['/v1/nowhere', auth(), 404],
+        ]
+        for (const [path, headers, status] of traffic) {
+          // Fresh connections, so that under --workers both workers answer some.
+          const answer = await fetch(`${server.origin}${path}`, { headers: { ...headers, connection: 'close' } })
+          await answer.arrayBuffer()
+          assert.equal(answer.status, status)
+        }
+        const scrape = await fetch(metricsUrl(server) ?? '')
+        assert.equal(scrape.status, 200)
+        assert.match(scrape.headers.get('content-type') ?? '', /^text\/plain; version=0\.0\.4/)
+        const samples = parsePrometheus(await scrape.text())
+        const value = (name: string, labels: Record<string, string>) =>
+          samples
+            .filter((s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v))
+            .reduce((sum, s) => sum + s.value, 0)
+        const get = { method: 'GET' }
+        assert.equal(value('http_requests_total', { ...get, route: '/v1/pets', status_code: '200' }), 7)
+        assert.equal(value('http_requests_total', { ...get, route: '/v1/pets', status_code: '401' }), 3)
+        assert.equal(value('http_requests_total', { ...get, route: '/v1/pets/{petId}', status_code: '404' }), 1)
+        assert.equal(value('http_requests_total', { ...get, route: 'unmatched', status_code: '404' }), 1)
+        assert.equal(value('http_requests_total', {}), traffic.length)
+        assert.equal(value('http_request_duration_seconds_count', {}), traffic.length)
+        assert.equal(value('http_request_duration_seconds_bucket', { le: '+Inf' }), traffic.length)
+        assert.equal(value('http_requests_in_flight', {}), 0)
+        assert.ok(
+          samples.some((s) => s.name === 'process_cpu_user_seconds_total'),
+          'the process defaults',
+        )
+        assert.equal((await fetch(`${server.origin}/metrics`)).status, 404, 'not on the API port')
+      } finally {
+        await server.stop()
+      }
+    })
+  }
+
+  it('counts the PostgreSQL pool', {
+    skip: !process.env.PETSTORE_TEST_POSTGRES_URL && 'PETSTORE_TEST_POSTGRES_URL unset',
+  }, async () => {
+    const url = new URL(process.env.PETSTORE_TEST_POSTGRES_URL ?? '')
+    const schema = `ops_metrics_${process.pid}_${Date.now()}`
+    url.searchParams.set('schema', schema)
+    const server = await startServer([
+      '--port',
+      '0',
+      '--db',
+      url.href,
+      '--key',
+      KEY,
+      '--metrics-port',
+      '0',
+      '--log',
+      'off',
+    ])
+    try {
+      await until(() => metricsUrl(server) !== undefined, 'the metrics line')
+      for (let i = 0; i < 3; i++) await (await fetch(`${server.origin}/v1/pets`, { headers: auth() })).arrayBuffer()
+      const samples = parsePrometheus(await (await fetch(metricsUrl(server) ?? '')).text())
+      const pool = (state: string) =>
+        samples.find((s) => s.name === 'petstore_db_pool_connections' && s.labels.state === state)?.value
+      assert.ok((pool('total') ?? 0) >= 1, 'an open connection')
+      assert.equal(pool('waiting'), 0)
+      assert.ok(pool('idle') !== undefined)
+    } finally {
+      await server.stop()
+      const pg = (await import('pg')).default
+      const client = new pg.Client({ connectionString: process.env.PETSTORE_TEST_POSTGRES_URL })
+      await client.connect()
+      await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`)
+      await client.end()
+    }
+  })
+})
