@@ -16,6 +16,7 @@ import { openApiDocument } from './openapi.js'
 import { createPet, getPet, listPets, type OperationContext } from './operations.js'
 import { requestId as idOf } from './request-id.js'
 import type { PetStore } from './store.js'
+import { loadTracing, traced, tracing } from './tracing.js'
 
 /** Options of {@link createPetstore}. */
 export interface PetstoreOptions {
@@ -277,10 +278,8 @@ export function createEngine(options: PetstoreOptions): Engine {
     return result
   }
 
-  const { onResponse } = options
-  if (!onResponse) return engine
   const pagePath = `${basePath}/pets/{petId}`
-  /** The route template of a request, for `onResponse`: worked out only when someone listens. */
+  /** The route template of a request, for `onResponse` and spans: worked out only when someone listens. */
   const routeOf = (request: Routed): string | null => {
     if (request.parsed === undefined) return null
     const path = trimSlashes(request.parsed.pathname)
@@ -289,10 +288,23 @@ export function createEngine(options: PetstoreOptions): Engine {
     if (path.startsWith(`${petsPath}/`) && !path.includes('/', petsPath.length + 1)) return pagePath
     return null
   }
-  return async (request) => {
-    const started = performance.now()
-    const answer = await engine(request)
-    tell(onResponse, answer, request, answer.headers['x-request-id'] ?? '', routeOf(request as Routed), started)
-    return answer
-  }
+  const { onResponse } = options
+  const observed: Engine = !onResponse
+    ? engine
+    : async (request) => {
+        const started = performance.now()
+        const answer = await engine(request)
+        tell(onResponse, answer, request, answer.headers['x-request-id'] ?? '', routeOf(request as Routed), started)
+        return answer
+      }
+  // Spans only once @opentelemetry/api has loaded, if it is installed; until then and without it, one check.
+  void loadTracing()
+  return (request) =>
+    tracing()
+      ? traced(
+          request,
+          () => observed(request),
+          () => routeOf(request as Routed),
+        )
+      : observed(request)
 }
