@@ -8,7 +8,7 @@
 /** At most 128 visible ASCII characters: what a log line and a header can carry as they are. */
 const SANE = /^[\x21-\x7e]{1,128}$/
 
-/** 8 random base-36 characters and a dash, drawn on first use: one per process. */
+/** 8 random base-36 characters and a dash, drawn on first use, one for the whole program */
 let prefix: string | undefined
 let counter = 0
 
