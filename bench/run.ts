@@ -434,12 +434,38 @@ async function benchGroup(
   }
 }
 
+/**
+ * `command` with its stdout's first line (the ready line) kept for the bench and
+ * the rest (the access log) written to /dev/null, as a server logging to a file
+ * would, rather than into the load generator's process.
+ */
+function logToNull(command: readonly string[]): string[] {
+  return [
+    'bash',
+    '-c',
+    'exec "$@" | { IFS= read -r line; printf "%s\\n" "$line"; exec cat > /dev/null; }',
+    'ours',
+    ...command,
+  ]
+}
+
 /** Ours and the competitors on one store. */
 async function benchStore(store: StoreName, options: Options, serverPrefix: readonly string[]): Promise<Group> {
   const db = await prepareStore(store)
   const args = (server: ServerName) => ['--port', '0', '--key', KEY, '--db', db(server)]
   const specs: ServerSpec[] = [
-    { name: 'ours', command: [...options.ours.command, ...args('ours')] },
+    // Without its access log, as the competitors run: the API against the API.
+    { name: 'ours', command: [...options.ours.command, ...args('ours'), '--log', 'off'] },
+    // What operating it costs, on the memory store where the server's own work shows most.
+    ...(store === 'memory'
+      ? [
+          { name: 'ours+log', command: logToNull([...options.ours.command, ...args('ours'), '--log', 'json']) },
+          {
+            name: 'ours+metrics',
+            command: [...options.ours.command, ...args('ours'), '--log', 'off', '--metrics-port', '0'],
+          },
+        ]
+      : []),
     ...COMPETITORS.map(({ name, script }) => ({
       name,
       command: [process.execPath, '--import', 'tsx', script, ...args(name)],

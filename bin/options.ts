@@ -33,6 +33,27 @@ export interface CliOptions {
   firstRequestTimeoutMs?: number
   help: boolean
   version: boolean
+  /** The keys file SIGHUP re-reads (`--keys-file` or PETSTORE_KEYS_FILE), and how it was named, for messages. */
+  keysFile: { path: string; from: string } | undefined
+  /** The keys not from that file (`--key`, PETSTORE_API_KEYS): kept across a reload. */
+  fixedKeys: string[]
+  /** The access log on stdout: one line per request. */
+  log: LogFormat
+  /** The least severe access-log line written: 5xx are `error`, 4xx `warn`, the rest `info`. */
+  logLevel: LogLevel
+  /** A separate listener serving Prometheus `/metrics`; `undefined`: none. */
+  metricsPort: number | undefined
+}
+
+export const LOG_FORMATS = ['json', 'pretty', 'off'] as const
+export type LogFormat = (typeof LOG_FORMATS)[number]
+export const LOG_LEVELS = ['debug', 'info', 'warn', 'error', 'silent'] as const
+export type LogLevel = (typeof LOG_LEVELS)[number]
+
+function oneOf<T extends string>(known: readonly T[], text: string, from: string): T {
+  if (!(known as readonly string[]).includes(text))
+    throw new UsageError(`${from} must be one of ${known.join(', ')}, got "${text}"`)
+  return text as T
 }
 
 /** The most `--workers` accepts as a number: beyond it, a typo more likely than a plan. */
@@ -65,6 +86,9 @@ Options:
   --first-request-timeout MS
                     time a new connection has to send its first request; 0: off
                                                               (default 5000)
+  --log FORMAT      access log on stdout: json, pretty or off (default: pretty on a terminal, else json)
+  --log-level LEVEL debug, info, warn (4xx and 5xx only), error (5xx only) or silent (default info)
+  --metrics-port N  serve Prometheus /metrics on this port, on --host (default: no metrics)
   -h, --help        print this help
   -v, --version     print the version
 
@@ -78,6 +102,8 @@ A key can be given as sha256:<64 hex digits>, its SHA-256 digest, so that no
 configuration holds it in clear:
   echo "sha256:$(printf %s "$KEY" | sha256sum | cut -d' ' -f1)"
 --keys-file keeps keys out of the process listing, where --key is visible.
+SIGHUP re-reads the keys file (every worker); a file unreadable or without
+a key keeps the keys in use.
 Without any key, a random one is generated and printed once on stderr.
 The API reference page, {base path}/docs (default /v1/docs), needs no key to
 view; "try it" takes a key through its Authorize button.
@@ -165,15 +191,17 @@ export function parseCli(argv: readonly string[], env: Record<string, string | u
   }
   // Flags win over the environment: any key flag, and both key variables are ignored.
   const fromFlags = values.key !== undefined || values['keys-file'] !== undefined
-  const keys = fromFlags
-    ? [
-        ...(values.key ?? []),
-        ...(values['keys-file'] !== undefined ? readKeysFile(values['keys-file'], '--keys-file') : []),
-      ]
-    : [
-        ...(env.PETSTORE_API_KEYS ?? '').split(','),
-        ...(env.PETSTORE_KEYS_FILE ? readKeysFile(env.PETSTORE_KEYS_FILE, 'PETSTORE_KEYS_FILE') : []),
-      ]
+  const keysFile = fromFlags
+    ? values['keys-file'] !== undefined
+      ? { path: values['keys-file'], from: '--keys-file' }
+      : undefined
+    : env.PETSTORE_KEYS_FILE
+      ? { path: env.PETSTORE_KEYS_FILE, from: 'PETSTORE_KEYS_FILE' }
+      : undefined
+  const fixedKeys = (fromFlags ? (values.key ?? []) : (env.PETSTORE_API_KEYS ?? '').split(','))
+    .map((key) => key.trim())
+    .filter((key) => key !== '')
+  const keys = [...fixedKeys, ...(keysFile ? readKeysFile(keysFile.path, keysFile.from) : [])]
   const basePath = values['base-path'] ?? '/v1'
   if (!basePath.startsWith('/')) throw new UsageError(`--base-path must start with "/", got "${basePath}"`)
   const options: CliOptions = {
@@ -201,6 +229,11 @@ export function parseCli(argv: readonly string[], env: Record<string, string | u
     firstRequestTimeoutMs: parseLimit(values['first-request-timeout'], '--first-request-timeout', 3_600_000),
     help: values.help ?? false,
     version: values.version ?? false,
+    keysFile,
+    fixedKeys,
+    log: values.log !== undefined ? oneOf(LOG_FORMATS, values.log, '--log') : process.stdout.isTTY ? 'pretty' : 'json',
+    logLevel: oneOf(LOG_LEVELS, values['log-level'] ?? 'info', '--log-level'),
+    metricsPort: values['metrics-port'] !== undefined ? parsePort(values['metrics-port'], '--metrics-port') : undefined,
   }
   for (const key of options.keys) {
     const problem = keyProblem(key)
@@ -237,6 +270,9 @@ function parse(argv: readonly string[]) {
       'max-connections': { type: 'string' },
       'max-connections-per-address': { type: 'string' },
       'first-request-timeout': { type: 'string' },
+      log: { type: 'string' },
+      'log-level': { type: 'string' },
+      'metrics-port': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
       version: { type: 'boolean', short: 'v' },
     },

@@ -15,22 +15,34 @@ import { errorAnswer } from '../src/errors.js'
 import { type ApiAnswer, type ApiRequest, type Engine, jsonAnswer, toFetchHandler } from '../src/exchange.js'
 import { setDefaults } from '../src/headers.js'
 import { type PetStore, PetstoreError } from '../src/index.js'
+import { type OnResponse, tell } from '../src/observe.js'
+import { requestId as idOf } from '../src/request-id.js'
 import { ambiguousPath } from '../src/request-path.js'
+import { accessLog } from './access-log.js'
+import { reloadKeysOnSighup } from './keys-reload.js'
+import { aggregatedMetrics, type RequestMetrics, requestMetrics, serveMetrics } from './metrics.js'
 import { openStore } from './open-store.js'
 import { parseCli, USAGE, UsageError } from './options.js'
 import { printStatsEvery } from './stats.js'
 import { cursorSecretFromPrimary, inWorker, keyFromPrimary, runPrimary, workerReady } from './workers.js'
 
-/** `GET /healthz`, outside the API and its keys: is the store answering? */
-function withHealth(engine: Engine, store: PetStore): Engine {
+/**
+ * `GET /healthz`, outside the API and its keys: is the store answering?
+ * Its answers carry a request id and are told to `onResponse` like the API's.
+ */
+function withHealth(engine: Engine, store: PetStore, onResponse: OnResponse | undefined): Engine {
   return async (request) => {
     // A cheap look at the URL first: the API's own requests should not pay for a second parse.
     // A path the URL parser would rewrite into /healthz is the API's to refuse, like any other.
     const { url } = request
     if (!url.includes('/healthz') || ambiguousPath(url) || new URL(url).pathname !== '/healthz') return engine(request)
+    const started = performance.now()
     const answer = await health(request, store)
     // Like every answer of the API's own.
     setDefaults(answer.headers)
+    const requestId = idOf(request.header('x-request-id'))
+    answer.headers['x-request-id'] = requestId
+    if (onResponse) tell(onResponse, answer, request, requestId, '/healthz', started)
     return answer
   }
 }
@@ -48,6 +60,28 @@ async function health(request: ApiRequest, store: PetStore): Promise<ApiAnswer> 
   const answer = jsonAnswer('{"status":"ok"}')
   if (request.method === 'HEAD') answer.body = null
   return answer
+}
+
+/** One hook from two, either of which may be absent. */
+function both(first: OnResponse | undefined, second: OnResponse | undefined): OnResponse | undefined {
+  if (!first || !second) return first ?? second
+  return (info) => {
+    first(info)
+    second(info)
+  }
+}
+
+/** The metrics listener, said on stderr: stdout's first line is the ready line. */
+async function startMetrics(metrics: Parameters<typeof serveMetrics>[0], port: number, host: string): Promise<void> {
+  let bound: number
+  try {
+    bound = await serveMetrics(metrics, port, host)
+  } catch (error) {
+    fail(`cannot serve metrics on ${host}:${port}: ${oneLine(error)}`)
+  }
+  process.stderr.write(
+    `petstore-server: metrics on http://${host.includes(':') ? `[${host}]` : host}:${bound}/metrics\n`,
+  )
 }
 
 function fail(message: string): never {
@@ -98,15 +132,33 @@ async function main(): Promise<void> {
   if (options.workers > 1 && !inWorker) {
     // Everything is checked: the workers serve, this process watches them (bin/workers.ts).
     await store.close?.()
+    if (options.metricsPort !== undefined)
+      await startMetrics(await aggregatedMetrics(), options.metricsPort, options.host)
     return runPrimary(options.workers, options.keys.length === 0 ? keys[0] : undefined, cursorSecret)
   }
-  const api = createEngine({
-    store,
-    keys,
-    basePath: options.basePath,
-    servers: options.publicUrls.length > 0 ? options.publicUrls : undefined,
-    cursorSecret,
-    cors: options.cors.length > 0 ? { origin: options.cors.includes('*') ? '*' : options.cors } : undefined,
+  let metrics: RequestMetrics | undefined
+  try {
+    if (options.metricsPort !== undefined) metrics = await requestMetrics(store, inWorker)
+  } catch (error) {
+    await store.close?.()
+    fail(oneLine(error))
+  }
+  const onResponse = both(accessLog(options.log, options.logLevel), metrics?.onResponse)
+  const engineWith = (keys: readonly string[]) =>
+    createEngine({
+      store,
+      keys,
+      basePath: options.basePath,
+      servers: options.publicUrls.length > 0 ? options.publicUrls : undefined,
+      cursorSecret,
+      cors: options.cors.length > 0 ? { origin: options.cors.includes('*') ? '*' : options.cors } : undefined,
+      onResponse,
+    })
+  // Key rotation swaps the engine: a request in flight finishes on the one it started on, under the old keys.
+  let current = engineWith(keys)
+  const api: Engine = (request) => current(request)
+  reloadKeysOnSighup(options, (fresh) => {
+    current = engineWith(fresh)
   })
   // The reference page's files are read on its first request, not here: the start does not pay for them.
   const engine = options.docs ? withDocsEngine(api, { basePath: options.basePath, load: swaggerUiAssets() }) : api
@@ -115,7 +167,7 @@ async function main(): Promise<void> {
   try {
     // serve()'s other defaults (header and request timeouts, connection cap) are meant for this binary.
     server = await serve({
-      handler: toFetchHandler(withHealth(engine, store)),
+      handler: toFetchHandler(withHealth(engine, store, onResponse)),
       port: options.port,
       hostname: options.host,
       shutdownTimeoutMs: SHUTDOWN_TIMEOUT_MS,
@@ -126,6 +178,11 @@ async function main(): Promise<void> {
   } catch (error) {
     await store.close?.()
     fail(`cannot listen on ${options.host}:${options.port}: ${oneLine(error)}`)
+  }
+  if (metrics) {
+    metrics.watch(server.server)
+    // Under --workers the primary serves the workers' metrics summed; a worker only counts.
+    if (!inWorker) await startMetrics(metrics, options.metricsPort ?? 0, options.host)
   }
   const host = server.hostname.includes(':') ? `[${server.hostname}]` : server.hostname
   const ready = `petstore-server listening on http://${host}:${server.port}${options.basePath}`

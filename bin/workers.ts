@@ -184,6 +184,11 @@ export function runPrimary(count: number, generatedKey: string | undefined, curs
   }
   process.on('SIGTERM', onSignal)
   process.on('SIGINT', onSignal)
+  // Key rotation: every worker re-reads the keys file itself (bin/keys-reload.ts); the primary holds no keys.
+  process.on('SIGHUP', () => {
+    log(`SIGHUP, telling ${workers.size} workers to re-read their keys`)
+    for (const worker of workers.keys()) worker.process.kill('SIGHUP')
+  })
 
   for (let i = 0; i < count; i++) fork()
 }

@@ -13,7 +13,7 @@ export interface CorsOptions {
   origin: string | readonly string[] | ((origin: string) => boolean)
 }
 
-const EXPOSE = 'Link, Location, Deprecation, Sunset, WWW-Authenticate'
+const EXPOSE = 'Link, Location, Deprecation, Sunset, WWW-Authenticate, X-Request-Id'
 
 /** Headers and preflight answers for one `cors` option. */
 export function createCors(options: CorsOptions) {

@@ -12,10 +12,13 @@ import { errorAnswer, PetstoreError } from './errors.js'
 import { type ApiAnswer, type ApiRequest, ENGINE, type Engine, jsonAnswer, toFetchHandler } from './exchange.js'
 import { guardStore } from './guarded-store.js'
 import { setDefaults, setDeprecation } from './headers.js'
+import { type OnResponse, tell } from './observe.js'
 import { openApiDocument, type ServerEntry } from './openapi.js'
 import { createPet, getPet, listPets, type OperationContext } from './operations.js'
+import { requestId as idOf } from './request-id.js'
 import { ambiguousPath } from './request-path.js'
 import type { PetStore } from './store.js'
+import { loadTracing, traced, tracing } from './tracing.js'
 
 /** Options of {@link createPetstore}. */
 export interface PetstoreOptions {
@@ -63,7 +66,8 @@ export interface PetstoreOptions {
   requestTimeout?: number
   /**
    * Told of every 5xx with its cause. The request it gets is a copy without
-   * body and without `Authorization`, so a logger cannot write a key out.
+   * body and without `Authorization`, so a logger cannot write a key out;
+   * its `x-request-id` header is the id the answer carries.
    * Its own failures are ignored.
    * @default logs one line to stderr with `console.error`
    */
@@ -81,6 +85,18 @@ export interface PetstoreOptions {
    * ```
    */
   cursorSecret?: string
+  /**
+   * Told of every answered request once its answer is ready: method, target,
+   * route template, status, error code, duration, body bytes and request id
+   * (never a header, a key or a body). For access logs, metrics and traces.
+   * Its own failures are ignored. Unset, it costs nothing.
+   *
+   * @example
+   * ```ts
+   * onResponse: (r) => console.log(r.requestId, r.method, r.route, r.status, r.durationMs.toFixed(1))
+   * ```
+   */
+  onResponse?: OnResponse
 }
 
 /** A web-standard fetch handler: what Node (via an adapter), Bun and Deno serve. */
@@ -127,23 +143,24 @@ function normalizeServers(servers: readonly ServerEntry[] | undefined): ServerEn
   })
 }
 
-/** What `onError` sees of a request: no body, and no `Authorization` to log by mistake. */
-function redact(request: ApiRequest): Request {
+/** What `onError` sees of a request: no body, no `Authorization` to log by mistake, the answer's request id. */
+function redact(request: ApiRequest, requestId: string): Request {
   try {
     const headers = new Headers(request.toRequest().headers)
     headers.delete('authorization')
+    headers.set('x-request-id', requestId)
     return new Request(request.url, { method: request.method, headers })
   } catch {
     // A request object of another implementation: its URL is still worth telling.
-    return new Request(request.url)
+    return new Request(request.url, { headers: { 'x-request-id': requestId } })
   }
 }
 
 /** Tells `onError`, whose own failures (thrown or rejected) must not change the answer. */
 function reporter(onError: NonNullable<PetstoreOptions['onError']>) {
-  return (error: unknown, request: ApiRequest) => {
+  return (error: unknown, request: ApiRequest, requestId: string) => {
     try {
-      const result: unknown = onError(error, redact(request))
+      const result: unknown = onError(error, redact(request, requestId))
       // An async onError that rejects would otherwise be an unhandled rejection.
       if (typeof (result as PromiseLike<unknown> | undefined)?.then === 'function') {
         Promise.resolve(result).catch(() => {})
@@ -277,8 +294,9 @@ export function createEngine(options: PetstoreOptions): Engine {
     return run ? run(request) : ((await router.fetch(request)) as ApiAnswer)
   }
 
-  return async (request) => {
+  const engine: Engine = async (request) => {
     const routed = request as Routed
+    const requestId = idOf(request.header('x-request-id'))
     let refusal: PetstoreError | undefined
     // Refused before the URL parser rewrites it: a proxy in front reads the path as sent.
     if (ambiguousPath(request.url)) refusal = new PetstoreError(400, 'bad_request', AMBIGUOUS_PATH)
@@ -293,6 +311,7 @@ export function createEngine(options: PetstoreOptions): Engine {
     if (refusal !== undefined) {
       const answer = errorAnswer(refusal)
       setDefaults(answer.headers)
+      answer.headers['x-request-id'] = requestId
       if (request.method === 'HEAD') answer.body = null
       return answer
     }
@@ -303,17 +322,48 @@ export function createEngine(options: PetstoreOptions): Engine {
       // The one place where what was thrown becomes an answer. Judged by the answer: even a
       // 4xx PetstoreError that cannot be sent as it is becomes a 500, and onError hears of it.
       result = errorAnswer(error)
-      if (result.status >= 500) report(error, request)
+      if (result.status >= 500) report(error, request, requestId)
     }
     try {
-      return finish(result, routed)
+      finish(result, routed)
     } catch (error) {
       // A `cors.origin` function can throw: still answer, with the headers every answer carries.
-      report(error, request)
-      const fallback = errorAnswer(error)
-      setDefaults(fallback.headers)
-      if (request.method === 'HEAD') fallback.body = null
-      return fallback
+      report(error, request, requestId)
+      result = errorAnswer(error)
+      setDefaults(result.headers)
+      if (request.method === 'HEAD') result.body = null
     }
+    result.headers['x-request-id'] = requestId
+    return result
   }
+
+  const pagePath = `${basePath}/pets/{petId}`
+  /** The route template of a request, for `onResponse` and spans: worked out only when someone listens. */
+  const routeOf = (request: Routed): string | null => {
+    if (request.parsed === undefined) return null
+    const path = trimSlashes(request.parsed.pathname)
+    if (path === petsPath) return petsPath
+    if (path === documentPath) return documentPath
+    if (path.startsWith(`${petsPath}/`) && !path.includes('/', petsPath.length + 1)) return pagePath
+    return null
+  }
+  const { onResponse } = options
+  const observed: Engine = !onResponse
+    ? engine
+    : async (request) => {
+        const started = performance.now()
+        const answer = await engine(request)
+        tell(onResponse, answer, request, answer.headers['x-request-id'] ?? '', routeOf(request as Routed), started)
+        return answer
+      }
+  // Spans only once @opentelemetry/api has loaded, if it is installed; until then and without it, one check.
+  void loadTracing()
+  return (request) =>
+    tracing()
+      ? traced(
+          request,
+          () => observed(request),
+          () => routeOf(request as Routed),
+        )
+      : observed(request)
 }

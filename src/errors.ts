@@ -131,7 +131,7 @@ function build(known: PetstoreError): ApiAnswer {
     headers[name.toLowerCase()] = value
   }
   headers['content-type'] = 'application/json'
-  return { status: known.status, headers, body: JSON.stringify(body) }
+  return { status: known.status, headers, body: JSON.stringify(body), code: known.code }
 }
 
 /**

@@ -38,6 +38,8 @@ export interface ApiAnswer {
   status: number
   headers: Record<string, string>
   body: string | null
+  /** The `code` of a JSON Error answer, for `onResponse`; absent on a success. */
+  code?: string
 }
 
 /** The API over {@link ApiRequest}s. It never rejects: every failure is an answer. */

@@ -7,6 +7,7 @@ export type { KeyCheck } from './auth.js'
 export type { CorsOptions } from './cors.js'
 export { createPetstore, type FetchHandler, type PetstoreOptions } from './create-petstore.js'
 export { type ErrorDetail, PetstoreError } from './errors.js'
+export type { OnResponse, ResponseInfo } from './observe.js'
 export { openApiDocument, type ServerEntry } from './openapi.js'
 export {
   type ErrorBody,

@@ -98,7 +98,8 @@ function freshGet(server: RunningServer, path: string, key = KEY) {
 /** Two workers on `db`: the ready line once, concurrent creates, every pet read back and listed, both workers busy. */
 async function loadThroughTwoWorkers(t: TestContext, db: string): Promise<void> {
   const started = performance.now()
-  const server = await startServer(['--workers', '2', '--port', '0', '--key', KEY, '--db', db])
+  // --log off: stdout is checked to hold the ready line alone.
+  const server = await startServer(['--workers', '2', '--port', '0', '--key', KEY, '--db', db, '--log', 'off'])
   try {
     assert.match(server.stdout(), /^petstore-server listening on http:\/\/127\.0\.0\.1:\d+\/v1\n$/)
     assert.notEqual(server.port, 0, '--port 0: the workers share one real port')
@@ -164,7 +165,16 @@ describe('petstore-server --workers', { concurrency: 1 }, () => {
   test('a generated key is printed once and accepted by every worker, and so are cursors; a dead worker is replaced; SIGINT stops all', {
     timeout: 60_000,
   }, async () => {
-    const server = await startServer(['--workers', '2', '--port', '0', '--db', `sqlite:${join(tempDir(), 'pets.db')}`])
+    const server = await startServer([
+      '--workers',
+      '2',
+      '--port',
+      '0',
+      '--db',
+      `sqlite:${join(tempDir(), 'pets.db')}`,
+      '--log',
+      'off',
+    ])
     try {
       const keys = [...server.stderr().matchAll(/this run accepts: (\S+)/g)].map((match) => match[1]!)
       assert.equal(keys.length, 1, `the generated key is printed once: ${server.stderr()}`)

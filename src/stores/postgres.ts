@@ -114,7 +114,7 @@ export function postgresStore(connection: PostgresConnection, options: PostgresS
             return lend(pool, true)
           },
   })
-  return kyselyStore(new Kysely({ dialect }), {
+  const store = kyselyStore(new Kysely({ dialect }), {
     ...options,
     destroyOnClose: true,
     // Named statements on the pool, around kysely's builder: see postgres-hot-path.ts for why.
@@ -125,4 +125,15 @@ export function postgresStore(connection: PostgresConnection, options: PostgresS
       return postgresHotPath((statement) => open.query(statement), target)
     },
   } as KyselyStoreOptions)
+  // For the binary's metrics (`petstore_db_pool_connections`): pg.Pool's own counts, once the pool is open.
+  const poolStats = (): PoolStats | undefined =>
+    pool && { total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }
+  return Object.assign(store, { poolStats })
+}
+
+/** Connections of a store's pool: all of them, the idle ones, and the callers waiting for one. */
+export interface PoolStats {
+  total: number
+  idle: number
+  waiting: number
 }

@@ -1,0 +1,151 @@
+/**
+ * `--metrics-port N`: Prometheus metrics on a listener of their own, so that
+ * a port published for the API never exposes them by accident. prom-client
+ * is loaded only when the flag is given (an optional dependency).
+ *
+ * Under `--workers N` the numbers are aggregated: every worker counts in
+ * prom-client's global registry, and the primary serves `/metrics` through
+ * an `AggregatorRegistry`, which asks each worker over the cluster's IPC
+ * channel and sums (one scrape, one series per label set, whichever worker
+ * answered).
+ *
+ * @module
+ */
+import { createServer, type Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import type { OnResponse } from '../src/observe.js'
+import type { PetStore } from '../src/store.js'
+import type { PoolStats } from '../src/stores/postgres.js'
+
+type PromClient = typeof import('prom-client')
+
+async function promClient(): Promise<PromClient> {
+  try {
+    const loaded = (await import('prom-client')) as PromClient & { default?: PromClient }
+    return loaded.default ?? loaded
+  } catch {
+    throw new Error('--metrics-port needs the prom-client package: npm install prom-client')
+  }
+}
+
+/** Request metrics of one serving process, on prom-client's global registry. */
+export interface RequestMetrics {
+  /** Counts and times every answered request. */
+  onResponse: OnResponse
+  /** Counts the requests in flight on `server`. */
+  watch(server: Server): void
+  /** The registry's text, for the metrics listener of a single process. */
+  text(): Promise<string>
+  contentType: string
+}
+
+/** Seconds: from a fast memory answer to a database at its limits. */
+const BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
+
+/**
+ * Creates the metrics: `http_requests_total` and `http_request_duration_seconds`
+ * by method, route and status; `http_requests_in_flight`; `petstore_errors_total`
+ * by Error code for 5xx (store failures are `internal_error` and `unavailable`);
+ * `petstore_db_pool_connections` where the store has a pool; the process defaults.
+ *
+ * @example
+ * ```ts
+ * const metrics = await requestMetrics(store, inWorker)
+ * createEngine({ store, keys, onResponse: metrics.onResponse })
+ * ```
+ */
+export async function requestMetrics(store: PetStore, inWorker = false): Promise<RequestMetrics> {
+  const prom = await promClient()
+  const { register } = prom
+  // prom-client answers the primary's AggregatorRegistry only once one is made in the worker too.
+  if (inWorker) new prom.AggregatorRegistry()
+  prom.collectDefaultMetrics()
+  const labelNames = ['method', 'route', 'status_code'] as const
+  const requests = new prom.Counter({ name: 'http_requests_total', help: 'Answered requests', labelNames })
+  const duration = new prom.Histogram({
+    name: 'http_request_duration_seconds',
+    help: 'Time from a request reaching the handler to its answer being ready',
+    labelNames,
+    buckets: BUCKETS,
+  })
+  const inFlight = new prom.Gauge({ name: 'http_requests_in_flight', help: 'Requests being answered' })
+  const errors = new prom.Counter({
+    name: 'petstore_errors_total',
+    help: 'Answers with a 5xx status, by Error code (internal_error: the store failed; unavailable: 503)',
+    labelNames: ['code'],
+  })
+  const poolStats = (store as { poolStats?: () => PoolStats | undefined }).poolStats
+  if (poolStats) {
+    new prom.Gauge({
+      name: 'petstore_db_pool_connections',
+      help: 'Database pool connections (pg.Pool totalCount, idleCount, waitingCount)',
+      labelNames: ['state'],
+      collect() {
+        const stats = poolStats()
+        if (!stats) return
+        for (const state of ['total', 'idle', 'waiting'] as const) this.set({ state }, stats[state])
+      },
+    })
+  }
+  return {
+    onResponse(info) {
+      // The method as a label only when it is one of HTTP's: a client can send any token, and each would be a series.
+      const labels = {
+        method: KNOWN_METHODS.has(info.method) ? info.method : 'other',
+        route: info.route ?? 'unmatched',
+        status_code: String(info.status),
+      }
+      requests.inc(labels)
+      duration.observe(labels, info.durationMs / 1000)
+      if (info.status >= 500) errors.inc({ code: info.code ?? 'unknown' })
+    },
+    watch(server) {
+      server.on('request', (_request, response) => {
+        inFlight.inc()
+        response.once('close', () => inFlight.dec())
+      })
+    },
+    text: () => register.metrics(),
+    contentType: register.contentType,
+  }
+}
+
+const KNOWN_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'CONNECT', 'OPTIONS', 'TRACE', 'PATCH'])
+
+/** The primary's view under `--workers`: every worker's global registry, summed. */
+export async function aggregatedMetrics(): Promise<Pick<RequestMetrics, 'text' | 'contentType'>> {
+  const prom = await promClient()
+  const aggregator = new prom.AggregatorRegistry()
+  return { text: () => aggregator.clusterMetrics(), contentType: aggregator.contentType }
+}
+
+/**
+ * Serves `GET /metrics` on `port` (0: a free one) and `host`; resolves with
+ * the port bound. Anything else is a 404. The listener does not keep the
+ * process alive on its own.
+ */
+export async function serveMetrics(
+  metrics: Pick<RequestMetrics, 'text' | 'contentType'>,
+  port: number,
+  host: string,
+): Promise<number> {
+  const server = createServer((request, response) => {
+    if (request.method !== 'GET' || request.url?.split('?', 1)[0] !== '/metrics') {
+      response.writeHead(404, { 'content-type': 'text/plain' }).end('Not found; try GET /metrics\n')
+      return
+    }
+    metrics.text().then(
+      (text) => response.writeHead(200, { 'content-type': metrics.contentType }).end(text),
+      (error: Error) => response.writeHead(500, { 'content-type': 'text/plain' }).end(`${error.message}\n`),
+    )
+  })
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject)
+    server.listen(port, host, () => {
+      server.off('error', reject)
+      resolve()
+    })
+  })
+  server.unref()
+  return (server.address() as AddressInfo).port
+}

@@ -1,0 +1,84 @@
+/**
+ * The `onResponse` hook: what every answered request looks like to a logger,
+ * a metrics registry or a tracer. Never a key, a header or a body.
+ *
+ * @module
+ */
+import type { ApiAnswer } from './exchange.js'
+
+/** One answered request, as `onResponse` sees it. */
+export interface ResponseInfo {
+  /** The `X-Request-Id` of the answer: the client's own when sane, else a generated one. */
+  requestId: string
+  method: string
+  /** The request target as received: path and query, no host. */
+  url: string
+  /**
+   * The route template with the base path, e.g. `/v1/pets/{petId}`; `null`
+   * when the path is no route of the API (a 404).
+   */
+  route: string | null
+  status: number
+  /** The `code` of the JSON Error answer (`not_found`, `unavailable`, …); `null` for a success. */
+  code: string | null
+  /** Milliseconds from the request reaching the handler to its answer being ready to write. */
+  durationMs: number
+  /** Bytes of the answer's body (0 for HEAD and 204). */
+  bytes: number
+}
+
+/** Told of every answered request; its own failures (thrown or rejected) are ignored. */
+export type OnResponse = (info: ResponseInfo) => void
+
+/** UTF-8 length of `text`, without a `TextEncoder` round trip (answers are mostly ASCII). */
+export function utf8Length(text: string): number {
+  let bytes = text.length
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i)
+    if (code < 0x80) continue
+    if (code < 0x800) bytes += 1
+    else {
+      // 3 bytes for one UTF-16 unit, or 4 for a surrogate pair of two.
+      bytes += 2
+      if (code >= 0xd800 && code <= 0xdbff) i++
+    }
+  }
+  return bytes
+}
+
+/** The target of an absolute URL: `http://h/v1/pets?limit=2` → `/v1/pets?limit=2`. */
+export function targetOf(url: string): string {
+  const scheme = url.indexOf('://')
+  if (scheme < 0) return url
+  const path = url.indexOf('/', scheme + 3)
+  return path < 0 ? '/' : url.slice(path)
+}
+
+/**
+ * Calls `hook` with what is known of an answered request; a hook that throws
+ * or rejects changes nothing.
+ */
+export function tell(
+  hook: OnResponse,
+  answer: ApiAnswer,
+  request: { method: string; url: string },
+  requestId: string,
+  route: string | null,
+  started: number,
+): void {
+  try {
+    const result: unknown = hook({
+      requestId,
+      method: request.method,
+      url: targetOf(request.url),
+      route,
+      status: answer.status,
+      code: answer.code ?? null,
+      durationMs: performance.now() - started,
+      bytes: answer.body === null ? 0 : utf8Length(answer.body),
+    })
+    if (typeof (result as PromiseLike<unknown> | undefined)?.then === 'function') {
+      Promise.resolve(result).catch(() => {})
+    }
+  } catch {}
+}

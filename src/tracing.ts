@@ -1,0 +1,78 @@
+/**
+ * OpenTelemetry server spans, when `@opentelemetry/api` (an optional peer) is
+ * installed. The package is imported once, dynamically, when the first
+ * handler is created; without it nothing is loaded and requests are served
+ * untraced. With it but no SDK registered, the API's tracer makes no-op spans.
+ *
+ * @module
+ */
+import type { ApiAnswer, ApiRequest } from './exchange.js'
+import { targetOf } from './observe.js'
+
+type Otel = typeof import('@opentelemetry/api')
+
+/** The API once loaded; `null` when it is not installed; `undefined` until the import settles. */
+let otel: Otel | null | undefined
+let loading: Promise<unknown> | undefined
+
+/** Starts loading `@opentelemetry/api`, once per process; resolves when it is known whether it is there. */
+export function loadTracing(): Promise<unknown> {
+  loading ??= import('@opentelemetry/api').then(
+    (loaded: Otel & { default?: Otel }) => {
+      // The namespace (ESM, or CommonJS through Node's interop); its `default` lacks SpanKind and friends.
+      otel = loaded.SpanKind ? loaded : (loaded.default ?? null)
+    },
+    () => {
+      otel = null
+    },
+  )
+  return loading
+}
+
+/** Whether requests are traced now: the API is loaded. */
+export const tracing = (): boolean => !!otel
+
+/**
+ * Runs `answer` for `request` inside a SERVER span (the active span while it
+ * runs, so that a store's own spans are its children), with the stable HTTP
+ * attributes: `http.request.method`, `url.path`, `http.route`,
+ * `http.response.status_code`, and for a 5xx `error.type` (the Error `code`)
+ * and an error status. Never a header, a query value or a body.
+ */
+export function traced(
+  request: ApiRequest,
+  answer: () => Promise<ApiAnswer>,
+  routeOf: () => string | null,
+): Promise<ApiAnswer> {
+  const api = otel as Otel
+  const { method } = request
+  let span: ReturnType<ReturnType<Otel['trace']['getTracer']>['startSpan']>
+  try {
+    const path = targetOf(request.url).split('?', 1)[0] ?? '/'
+    const attributes = { 'http.request.method': method, 'url.path': path }
+    span = api.trace.getTracer('petstore-server').startSpan(method, { kind: api.SpanKind.SERVER, attributes })
+  } catch {
+    // A tracer that fails must not fail the request (the engine never rejects).
+    return answer()
+  }
+  // No SDK registered (or sampled out): the span records nothing, and the request runs as it would untraced.
+  if (!span.isRecording()) return answer()
+  return api.context.with(api.trace.setSpan(api.context.active(), span), async () => {
+    try {
+      const result = await answer()
+      const route = routeOf()
+      if (route !== null) {
+        span.setAttribute('http.route', route)
+        span.updateName(`${method} ${route}`)
+      }
+      span.setAttribute('http.response.status_code', result.status)
+      if (result.status >= 500) {
+        span.setAttribute('error.type', result.code ?? String(result.status))
+        span.setStatus({ code: api.SpanStatusCode.ERROR })
+      }
+      return result
+    } finally {
+      span.end()
+    }
+  })
+}
