@@ -21,7 +21,7 @@ import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
 import Database from 'better-sqlite3'
 import { Kysely, SqliteDialect } from 'kysely'
-import { encodeCursor } from '../src/cursor.js'
+import { cursorCodec } from '../src/cursor.js'
 import type { FetchHandler } from '../src/index.js'
 import { sqliteStore } from '../src/stores/sqlite.js'
 import { sqlitePetsSchema } from '../src/stores/sqlite-statements.js'
@@ -50,6 +50,9 @@ const version = 'version' in workerd ? ` ${workerd.version}` : ''
 // Two keys, as `wrangler secret put PETSTORE_API_KEYS` would hold them: comma-separated, spaces allowed.
 const KEYS = 'first-key, second-key'
 const KEY = 'second-key'
+// The cursor secret, a secret binding too: the test signs the cursor of a pet it saw last, to ask what follows.
+const CURSOR_SECRET = 'a cursor secret for the test'
+const cursors = cursorCodec(CURSOR_SECRET)
 const config = wranglerConfig()
 
 let example: WorkerBundle
@@ -85,7 +88,7 @@ before(async () => {
         name: config.name,
         code: example.code,
         d1Databases: { [binding]: 'petstore' },
-        bindings: { PETSTORE_API_KEYS: KEYS },
+        bindings: { PETSTORE_API_KEYS: KEYS, PETSTORE_CURSOR_SECRET: CURSOR_SECRET },
       },
       { name: 'conformance', code: conformance.code, d1Databases: { DB: 'conformance' } },
     ],
@@ -116,7 +119,7 @@ describe(`the example Worker on workerd${version} with a local D1`, { skip, time
     const auth = { authorization: `Bearer ${KEY}` }
     /** Ids of the pages from `cursor` on, following `next` to the last page. */
     const pages = async (seen: number[]) => {
-      const cursor = seen.length > 0 ? `&cursor=${encodeCursor(seen.at(-1) ?? 0)}` : ''
+      const cursor = seen.length > 0 ? `&cursor=${cursors.encode(seen.at(-1) ?? 0, undefined)}` : ''
       let path: string | undefined = `/v1/pets?limit=7${cursor}`
       while (path) {
         const page = await call(api, path, { headers: auth })
