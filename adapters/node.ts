@@ -10,13 +10,13 @@ import { createServerAdapter } from '@whatwg-node/server'
 import { errorAnswer, PetstoreError } from '../src/errors.js'
 import { type AbortLike, type ApiAnswer, type ApiRequest, type Engine, engineOf } from '../src/exchange.js'
 import { setDefaults } from '../src/headers.js'
+import { guardConnections } from './idle-connections.js'
 
 /**
  * Answers to `Expect: 100-continue` whose `100 Continue` is not sent yet: it
  * is, once the API starts reading the body (see {@link serve}).
  */
 const awaitingContinue = new WeakSet<ServerResponse>()
-import { guardConnections } from './idle-connections.js'
 
 /** Any web-standard fetch handler, such as the one `createPetstore` returns. */
 export type FetchHandler = (request: Request) => Response | Promise<Response>
