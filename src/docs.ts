@@ -101,21 +101,13 @@ export interface DocsOptions {
 export function withDocsEngine(engine: Engine, { basePath, load }: DocsOptions): Engine {
   const base = basePath.replace(/\/+$/, '')
   const prefix = `${base}/docs`
+  const assets = DOCS_ASSETS.map((name) => [name, cached(() => load(name))] as const)
   const files = new Map<string, () => Promise<string>>([
-    ['', async () => page(prefix)],
+    // Loading the page checks that the renderer is there, so that a missing package gets one clear answer.
+    ['', () => Promise.all(assets.map(([, file]) => file())).then(() => page(prefix))],
     ['init.js', async () => init(`${base}/openapi.json`)],
+    ...assets,
   ])
-  for (const name of DOCS_ASSETS)
-    files.set(
-      name,
-      cached(() => load(name)),
-    )
-  // Loading the page checks that the renderer is there, so that a missing package gets one clear answer.
-  const pageFile = files.get('') as () => Promise<string>
-  files.set('', async () => {
-    await Promise.all(DOCS_ASSETS.map((name) => files.get(name)?.()))
-    return pageFile()
-  })
 
   return async (request) => {
     // A cheap look first: the API's own requests should not pay for a URL parse.
