@@ -34,12 +34,14 @@ export default defineConfig([
     target: 'node20',
     outDir: 'dist',
     removeNodeProtocol: false,
-    // Drivers stay outside the bundle: they are optional peers, loaded on demand. swagger-ui-dist
-    // too: it finds its files from where it is installed, and is loaded on the first /docs request.
-    external: ['better-sqlite3', 'pg', 'mysql2', 'swagger-ui-dist'],
+    // Drivers stay outside the bundle: they are optional peers, loaded on demand. So do prom-client
+    // (an optional dependency, loaded with --metrics-port), @opentelemetry/api (an optional peer:
+    // bundled, it would always be there, and apart from the SDK an application registers) and
+    // swagger-ui-dist (it finds its files from where it is installed; loaded on the first /docs request).
+    external: ['better-sqlite3', 'pg', 'mysql2', 'prom-client', '@opentelemetry/api', 'swagger-ui-dist'],
     // Everything else goes in it: loading kysely as ~280 ESM files took ~170 ms of the binary's
     // start, bundled ~20 ms (the library entries keep their dependencies external, as they must).
-    noExternal: [/^(?!better-sqlite3$|pg$|mysql2$|swagger-ui-dist(\/|$))/],
+    noExternal: [/^(?!better-sqlite3$|pg$|mysql2$|prom-client$|@opentelemetry\/api$|swagger-ui-dist(\/|$))/],
     // Bundled CommonJS dependencies (of @whatwg-node/server) call require(), which ESM lacks.
     banner: { js: "import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);" },
   },

@@ -350,11 +350,12 @@ export function createEngine(options: PetstoreOptions): Engine {
   const { onResponse } = options
   const observed: Engine = !onResponse
     ? engine
-    : async (request) => {
+    : (request) => {
         const started = performance.now()
-        const answer = await engine(request)
-        tell(onResponse, answer, request, answer.headers['x-request-id'] ?? '', routeOf(request as Routed), started)
-        return answer
+        return engine(request).then((answer) => {
+          tell(onResponse, answer, request, answer.headers['x-request-id'] ?? '', routeOf(request as Routed), started)
+          return answer
+        })
       }
   // Spans only once @opentelemetry/api has loaded, if it is installed; until then and without it, one check.
   void loadTracing()
