@@ -133,11 +133,19 @@ const CURSOR_SECRET = process.env.PETSTORE_CURSOR_SECRET || randomBytes(32).toSt
  * `<id>.<first 12 bytes of HMAC-SHA-256(secret, "petstore-cursor-1|<status>|<id>") in base64url>`.
  */
 export function encodeCursor(lastId: number, status?: string, secret = CURSOR_SECRET): string {
-  const tag = createHmac('sha256', secret)
-    .update(`petstore-cursor-1|${status ?? ''}|${lastId}`)
-    .digest()
-  return `${lastId}.${tag.subarray(0, 12).toString('base64url')}`
+  const message = `petstore-cursor-1|${status ?? ''}|${lastId}`
+  // Remembered as ours remembers them (src/cursor.ts), so that both do the same work per page.
+  const known = secret === CURSOR_SECRET ? issued.get(message) : undefined
+  if (known !== undefined) return known
+  const tag = createHmac('sha256', secret).update(message).digest()
+  const cursor = `${lastId}.${tag.subarray(0, 12).toString('base64url')}`
+  if (secret === CURSOR_SECRET) {
+    if (issued.size >= 4096) issued.clear()
+    issued.set(message, cursor)
+  }
+  return cursor
 }
+const issued = new Map<string, string>()
 
 /** The id after which the page starts; throws a 400 for a cursor this server did not issue for `status`. */
 export function decodeCursor(raw: string | undefined, status?: string): number {
