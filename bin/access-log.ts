@@ -60,7 +60,7 @@ function batchedStdout(): (line: string) => void {
 function jsonLine(pid: number, host: string): (level: number, info: ResponseInfo) => string {
   const prefix = `,"pid":${pid},"hostname":${JSON.stringify(host)},"reqId":`
   return (level, info) =>
-    `{"level":${level},"time":${Date.now()}${prefix}${JSON.stringify(info.requestId)},"req":{"method":${JSON.stringify(info.method)},"url":${JSON.stringify(loggedUrl(info.url))}},"res":{"statusCode":${info.status}},"responseTime":${Math.round(info.durationMs * 1000) / 1000},"route":${JSON.stringify(info.route)},"code":${JSON.stringify(info.code)},"bytes":${info.bytes},"msg":"request completed"}\n`
+    `{"level":${level},"time":${Date.now()}${prefix}${JSON.stringify(info.requestId)},"req":{"method":${JSON.stringify(info.method)},"url":${JSON.stringify(loggedUrl(info.url))}},"res":{"statusCode":${info.status}},"responseTime":${Math.round(info.durationMs * 1000) / 1000},"route":${JSON.stringify(info.route)},"code":${JSON.stringify(info.code)},"msg":"request completed"}\n`
 }
 
 const COLOURS = { 30: '\x1b[32m', 40: '\x1b[33m', 50: '\x1b[31m' } as Record<number, string>
