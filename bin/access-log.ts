@@ -57,10 +57,16 @@ function batchedStdout(): (line: string) => void {
   }
 }
 
+/** Visible ASCII but `"` and `\\`: a JSON string as it is. */
+const PLAIN = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/
+const quoted = (text: string) => (PLAIN.test(text) ? `"${text}"` : JSON.stringify(text))
+
 function jsonLine(pid: number, host: string): (level: number, info: ResponseInfo) => string {
   const prefix = `,"pid":${pid},"hostname":${JSON.stringify(host)},"reqId":`
+  // The method is an HTTP token, route and code are the API's own: none holds a quote or a backslash.
+  // The id and the URL come from the client and are escaped, unless they plainly need not be.
   return (level, info) =>
-    `{"level":${level},"time":${Date.now()}${prefix}${JSON.stringify(info.requestId)},"req":{"method":${JSON.stringify(info.method)},"url":${JSON.stringify(loggedUrl(info.url))}},"res":{"statusCode":${info.status}},"responseTime":${Math.round(info.durationMs * 1000) / 1000},"route":${JSON.stringify(info.route)},"code":${JSON.stringify(info.code)},"bytes":${info.bytes},"msg":"request completed"}\n`
+    `{"level":${level},"time":${Date.now()}${prefix}${quoted(info.requestId)},"req":{"method":"${info.method}","url":${quoted(loggedUrl(info.url))}},"res":{"statusCode":${info.status}},"responseTime":${Math.round(info.durationMs * 1000) / 1000},"route":${info.route === null ? 'null' : `"${info.route}"`},"code":${info.code === null ? 'null' : `"${info.code}"`},"msg":"request completed"}\n`
 }
 
 const COLOURS = { 30: '\x1b[32m', 40: '\x1b[33m', 50: '\x1b[31m' } as Record<number, string>

@@ -23,8 +23,42 @@ export interface ResponseInfo {
   code: string | null
   /** Milliseconds from the request reaching the handler to its answer being ready to write. */
   durationMs: number
-  /** Bytes of the answer's body (0 for HEAD and 204). */
-  bytes: number
+  /** Bytes of the answer's body (0 for HEAD and 204); counted when first read. */
+  readonly bytes: number
+}
+
+/**
+ * A {@link ResponseInfo} whose `bytes` is counted only when read: counting a
+ * list page's UTF-8 bytes cost more than the rest of the hook together
+ * (profiled), and metrics never read it.
+ */
+class Told implements ResponseInfo {
+  // True private fields: a hook can never reach the body through them.
+  #counted: number | undefined
+  readonly #body: string | null
+
+  constructor(
+    readonly requestId: string,
+    readonly method: string,
+    readonly url: string,
+    readonly route: string | null,
+    readonly status: number,
+    readonly code: string | null,
+    readonly durationMs: number,
+    body: string | null,
+  ) {
+    this.#body = body
+  }
+
+  get bytes(): number {
+    this.#counted ??= this.#body === null ? 0 : utf8Length(this.#body)
+    return this.#counted
+  }
+
+  toJSON(): ResponseInfo {
+    const { requestId, method, url, route, status, code, durationMs, bytes } = this
+    return { requestId, method, url, route, status, code, durationMs, bytes }
+  }
 }
 
 /** Told of every answered request; its own failures (thrown or rejected) are ignored. */
@@ -71,16 +105,18 @@ export function tell(
   started: number,
 ): void {
   try {
-    const result: unknown = hook({
-      requestId,
-      method: request.method,
-      url: targetOf(request.url),
-      route,
-      status: answer.status,
-      code: answer.code ?? null,
-      durationMs: performance.now() - started,
-      bytes: answer.body === null ? 0 : utf8Length(answer.body),
-    })
+    const result: unknown = hook(
+      new Told(
+        requestId,
+        request.method,
+        targetOf(request.url),
+        route,
+        answer.status,
+        answer.code ?? null,
+        performance.now() - started,
+        answer.body,
+      ),
+    )
     if (typeof (result as PromiseLike<unknown> | undefined)?.then === 'function') {
       Promise.resolve(result).catch(() => {})
     }
