@@ -229,7 +229,7 @@ describe('the Worker bundle', { skip, timeout: 60_000 }, () => {
       )
     }
     const forbidden =
-      /(^|\/)(adapters\/node|bin\/|node_modules\/(pg|pg-[^/]+|better-sqlite3|mysql2|@whatwg-node|kysely)\/)/
+      /(^|\/)(adapters\/node|bin\/|node_modules\/(pg|pg-[^/]+|better-sqlite3|mysql2|@whatwg-node|kysely|@opentelemetry|prom-client|swagger-ui-dist)\/)/
     assert.deepEqual(
       inputs.filter((input) => forbidden.test(input) || input.startsWith('node:')),
       [],
