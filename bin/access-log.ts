@@ -83,6 +83,15 @@ function prettyLine(colour: boolean): (level: number, info: ResponseInfo) => str
   }
 }
 
+/** pino's `hostname`; '' where asking is not allowed (Deno without `--allow-sys`): a log line is no reason to fail. */
+function hostName(): string {
+  try {
+    return hostname()
+  } catch {
+    return ''
+  }
+}
+
 /**
  * The `onResponse` hook writing the access log in `format`, or `undefined`
  * when there is nothing to write (so that the core pays for no hook).
@@ -95,7 +104,7 @@ function prettyLine(colour: boolean): (level: number, info: ResponseInfo) => str
 export function accessLog(format: LogFormat, level: LogLevel, write = batchedStdout()): OnResponse | undefined {
   if (format === 'off' || level === 'silent') return undefined
   const least = LEVELS[level]
-  const line = format === 'json' ? jsonLine(process.pid, hostname()) : prettyLine(process.stdout.isTTY === true)
+  const line = format === 'json' ? jsonLine(process.pid, hostName()) : prettyLine(process.stdout.isTTY === true)
   return (info) => {
     const lineLevel = levelOf(info.status)
     if (lineLevel >= least) write(line(lineLevel, info))

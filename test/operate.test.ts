@@ -132,11 +132,13 @@ describe('access log', () => {
     ])
     const tokens = new Set<string>([FUZZ_KEY, DIGEST_KEY])
     const seenIds: string[] = []
+    const urls: string[] = []
     try {
       for (const c of fc.sample(requestCase, { seed: 20261123, numRuns: 200 })) {
         const request = toRequest({ ...c, aborted: false })
         // A Content-Length that lies leaves the server waiting for its 30 s request timeout: too slow here.
         request.headers.delete('content-length')
+        urls.push(request.url)
         const token = /^bearer +(\S+)/i.exec(request.headers.get('authorization') ?? '')?.[1]
         if (token !== undefined && token.length >= 6) tokens.add(token)
         try {
@@ -159,7 +161,12 @@ describe('access log', () => {
       const logged = () => new Set(logLines(server).map((line) => JSON.parse(line).reqId))
       await until(() => seenIds.every((id) => logged().has(id)), 'a line per answered request')
       const output = server.stdout() + server.stderr()
-      for (const token of tokens) assert.ok(!output.includes(token), `a token (${token.length} chars) in the output`)
+      // A token that is also part of some request's URL (the fuzzer's `'a'.repeat(10_000)` serves as both)
+      // shows up where the log rightly writes the URL: only a token found nowhere else proves a leak.
+      const inUrls = (token: string) => urls.some((url) => url.includes(token))
+      for (const token of tokens) {
+        if (!inUrls(token)) assert.ok(!output.includes(token), `a token (${token.length} chars) in the output`)
+      }
       assert.ok(seenIds.length > 100, `only ${seenIds.length} requests answered by the handler`)
     } finally {
       await server.stop()

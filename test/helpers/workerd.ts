@@ -118,8 +118,10 @@ export async function startWorkers(workers: WorkerToStart[], compatibilityDate: 
     port: 0,
     workers: workers.map(({ name, code, d1Databases = {}, bindings = {} }) => ({
       name,
-      modules: true,
-      script: code,
+      // The bundle as one module, listed as wrangler lists its output: given as `script`, miniflare would
+      // scan it and refuse the core's `import(variable)` of the optional @opentelemetry/api (see
+      // src/tracing.ts), which workerd itself rejects at run time, leaving requests untraced.
+      modules: [{ type: 'ESModule', path: `${name}.mjs`, contents: code }],
       compatibilityDate,
       d1Databases,
       bindings,
