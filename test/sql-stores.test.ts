@@ -19,7 +19,7 @@ import { mysqlStore } from '../src/stores/mysql.js'
 import { postgresStore } from '../src/stores/postgres.js'
 import { storeConformance } from '../src/testing.js'
 import { runApiSuite } from './api.suite.js'
-import { assertOneBadRowFailsAlone, REJECTED_NAME } from './helpers/group-commit.js'
+import { assertBatchIdsMatchRows, assertOneBadRowFailsAlone, REJECTED_NAME } from './helpers/group-commit.js'
 
 const POSTGRES_URL = process.env.PETSTORE_TEST_POSTGRES_URL
 const MYSQL_URL = process.env.PETSTORE_TEST_MYSQL_URL
@@ -207,14 +207,7 @@ describe('postgresStore on a PostgreSQL server', {
   it('group commit: a batch gives each create the id of its own row, in the order they were queued', async () => {
     const schema = freshSchema()
     const store = track(postgresStore({ connectionString, max: 10 }, { schema }))
-    await store.ping?.()
-    const created = await Promise.all(
-      Array.from({ length: 300 }, (_, i) => store.create({ name: `p${i}`, categoryId: i })),
-    )
-    for (const [i, pet] of created.entries()) {
-      assert.equal((await store.get(pet.id))?.name, `p${i}`)
-      if (i > 0) assert.ok(pet.id > created[i - 1]!.id, 'queued first, id first')
-    }
+    await assertBatchIdsMatchRows(store)
   })
 
   it('leaves a pool it was given open after close(), without listeners of its own', async () => {
@@ -347,14 +340,7 @@ describe('mysqlStore on a MySQL or MariaDB server', { skip: !MYSQL_URL && 'PETST
   it('group commit: a batch gives each create the id of its own row, in the order they were queued', async () => {
     const table = freshTable()
     const store = track(mysqlStore({ uri, connectionLimit: 10 }, { table }))
-    await store.ping?.()
-    const created = await Promise.all(
-      Array.from({ length: 300 }, (_, i) => store.create({ name: `p${i}`, categoryId: i })),
-    )
-    for (const [i, pet] of created.entries()) {
-      assert.equal((await store.get(pet.id))?.name, `p${i}`)
-      if (i > 0) assert.ok(pet.id > created[i - 1]!.id, 'queued first, id first')
-    }
+    await assertBatchIdsMatchRows(store)
   })
 
   it('leaves a pool it was given open after close()', async () => {

@@ -39,3 +39,19 @@ export async function assertOneBadRowFailsAlone(store: PetStore): Promise<number
   assert.equal(listed.body.length, 39, 'nothing of the refused row, nothing lost')
   return ids
 }
+
+/**
+ * Creates 300 pets at once in `store` (so group commit batches them): each
+ * create gets the id of its own row, and ids follow the order the creates
+ * were queued in.
+ */
+export async function assertBatchIdsMatchRows(store: PetStore): Promise<void> {
+  await store.ping?.()
+  const created = await Promise.all(
+    Array.from({ length: 300 }, (_, i) => store.create({ name: `p${i}`, categoryId: i })),
+  )
+  for (const [i, pet] of created.entries()) {
+    assert.equal((await store.get(pet.id))?.name, `p${i}`)
+    if (i > 0) assert.ok(pet.id > created[i - 1]!.id, 'queued first, id first')
+  }
+}
