@@ -127,7 +127,14 @@ export async function startWorkers(workers: WorkerToStart[], compatibilityDate: 
       bindings,
     })),
   })
-  const url = await miniflare.ready
+  let url: URL
+  try {
+    url = await miniflare.ready
+  } catch (error) {
+    // workerd may already run: left alive, it keeps the test process from ever exiting.
+    await miniflare.dispose().catch(() => {})
+    throw error
+  }
   return { miniflare, url, startMs: performance.now() - started }
 }
 
