@@ -68,7 +68,16 @@ function urlOf(request: IncomingMessage): string {
   if (!target.startsWith('/')) return target // absolute-form (`GET http://host/path`), or `*`
   const host = request.headers.host
   const scheme = (request.socket as TLSSocket).encrypted ? 'https' : 'http'
-  return `${scheme}://${host !== undefined && HOST.test(host) ? host : 'localhost'}${target}`
+  return `${scheme}://${host !== undefined && saneHost(host) ? host : 'localhost'}${target}`
+}
+
+/** The last `Host` found sane: clients send the same one, request after request. */
+let lastSaneHost = ''
+const saneHost = (host: string): boolean => {
+  if (host === lastSaneHost) return true
+  if (!HOST.test(host)) return false
+  lastSaneHost = host
+  return true
 }
 
 /**

@@ -66,23 +66,37 @@ export function waitFor<T>(work: () => T | PromiseLike<T>, { timeoutMs, signal }
   }
   if (signal === undefined && timeoutMs === Number.POSITIVE_INFINITY) return pending
   return new Promise<T>((resolve, reject) => {
+    let done = false
+    let armed = false
+    let timer: ReturnType<typeof setTimeout> | undefined
     /** Wraps one way of settling so that it also frees the timer and the abort listener. */
     const settle =
       <A>(finish: (value: A) => void) =>
       (value: A) => {
-        clearTimeout(timer)
-        signal?.removeEventListener('abort', onAbort)
+        if (done) return
+        done = true
+        if (armed) {
+          clearTimeout(timer)
+          signal?.removeEventListener('abort', onAbort)
+        }
         finish(value)
       }
     const onAbort = settle(() => reject(aborted()))
-    const timer =
-      timeoutMs === Number.POSITIVE_INFINITY
-        ? undefined
-        : setTimeout(
-            settle(() => reject(timedOut(timeoutMs))),
-            timeoutMs,
-          )
-    signal?.addEventListener('abort', onAbort, { once: true })
     pending.then(settle(resolve), settle(reject))
+    // Work that answered at once (a synchronous driver, a pet already at hand) has settled before this
+    // runs (its reaction was queued first), and gets no timer and no abort listener: a timer armed
+    // and cleared, and a listener added and removed, for a query that took microseconds. Nothing can
+    // time out or abort in between: no I/O runs before the microtask queue is empty.
+    queueMicrotask(() => {
+      if (done) return
+      armed = true
+      if (timeoutMs !== Number.POSITIVE_INFINITY) {
+        timer = setTimeout(
+          settle(() => reject(timedOut(timeoutMs))),
+          timeoutMs,
+        )
+      }
+      signal?.addEventListener('abort', onAbort, { once: true })
+    })
   })
 }
