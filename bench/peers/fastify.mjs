@@ -168,7 +168,7 @@ const REFUSED = Symbol('refused')
 const refused = (error) => ({ [REFUSED]: error })
 
 run(async () => {
-  const { port, key, cursorSecret, store } = await peerOptions('pets')
+  const { port, key, cursorSecret, store } = await peerOptions('fastify_pets')
   const checkKey = keyCheck(key)
   const cursors = cursorCodec(cursorSecret)
 

@@ -63,7 +63,7 @@ function petResponse(c, pets, status) {
 }
 
 run(async () => {
-  const { port, key, cursorSecret, store } = await peerOptions('pets')
+  const { port, key, cursorSecret, store } = await peerOptions('hono_pets')
   const checkKey = keyCheck(key)
   const cursors = cursorCodec(cursorSecret)
 

@@ -118,7 +118,7 @@ function sendJson(res, status, body, extra, deprecated, id) {
 }
 
 run(async () => {
-  const { port, key, cursorSecret, store } = await peerOptions('pets')
+  const { port, key, cursorSecret, store } = await peerOptions('node_http_pets')
   const checkKey = keyCheck(key)
   const cursors = cursorCodec(cursorSecret)
   const { sync } = store
