@@ -14,6 +14,8 @@ const CURSOR_SECRET = process.env.PETSTORE_CURSOR_SECRET || randomBytes(32).toSt
  * ```
  */
 export function encodeCursor(lastId: number, status?: string, secret = CURSOR_SECRET): string {
-  const tag = createHmac('sha256', secret).update(`petstore-cursor-1|${status ?? ''}|${lastId}`).digest()
+  const tag = createHmac('sha256', secret)
+    .update(`petstore-cursor-1|${status ?? ''}|${lastId}`)
+    .digest()
   return `${lastId}.${tag.subarray(0, 12).toString('base64url')}`
 }

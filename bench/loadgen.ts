@@ -18,8 +18,7 @@
 // reads no other statuses: for the 2xx scenarios the errors are the
 // unexpected answers; for the 401 scenario, every answer must be one (the
 // probe before the run checks the exact status and body).
-import { execFile } from 'node:child_process'
-import { execFileSync } from 'node:child_process'
+import { execFile, execFileSync } from 'node:child_process'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -128,7 +127,8 @@ async function wrk(baseUrl: string, scenario: Scenario, seconds: number): Promis
         'bash',
         ['-c', 'wrk "$@" && times', 'wrk', ...args, '-s', script, `${baseUrl}${scenario.request.path}`],
         { maxBuffer: 1 << 20 },
-        (error, stdout, stderr) => (error ? reject(new Error(`wrk failed: ${stderr || error.message}`)) : resolve(stdout)),
+        (error, stdout, stderr) =>
+          error ? reject(new Error(`wrk failed: ${stderr || error.message}`)) : resolve(stdout),
       )
     })
     const wallMs = performance.now() - started

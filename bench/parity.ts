@@ -64,7 +64,8 @@ async function ask(baseUrl: string, probe: Probe): Promise<Answer> {
   for (const [name, value] of response.headers) {
     if (IGNORED_HEADERS.has(name)) continue
     // A generated id differs per server and per request: only its shape is compared. A sent one must come back as sent.
-    answered[name] = name === 'x-request-id' && value !== probe.requestId && GENERATED_ID.test(value) ? '(generated)' : value
+    answered[name] =
+      name === 'x-request-id' && value !== probe.requestId && GENERATED_ID.test(value) ? '(generated)' : value
   }
   return { status: response.status, headers: answered, text, body }
 }

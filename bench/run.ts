@@ -119,7 +119,11 @@ const PEERS = [
 const EMBEDDED = [
   { name: 'node-listener', script: 'bench/embedded/node-listener.mjs', what: 'toNodeListener in http.createServer' },
   { name: 'whatwg-node', script: 'bench/embedded/whatwg-node.mjs', what: '@whatwg-node/server in http.createServer' },
-  { name: 'hono-node-server', script: 'bench/embedded/hono-node-server.mjs', what: "@hono/node-server's serve({ fetch })" },
+  {
+    name: 'hono-node-server',
+    script: 'bench/embedded/hono-node-server.mjs',
+    what: "@hono/node-server's serve({ fetch })",
+  },
 ] as const
 type ServerName = 'ours' | (typeof PEERS)[number]['name'] | (typeof EMBEDDED)[number]['name']
 const REFERENCE: ServerName = 'node-http'
@@ -372,7 +376,11 @@ async function benchGroup(
     log(`[${name}] starting ${specs.map((spec) => spec.name).join(', ')}`)
     const servers: Running[] = []
     for (const spec of specs) servers.push(await start(spec, serverPrefix))
-    const named = servers.map(({ name, server }) => ({ name, baseUrl: server.baseUrl, hostFraming: HOST_FRAMED.has(name) }))
+    const named = servers.map(({ name, server }) => ({
+      name,
+      baseUrl: server.baseUrl,
+      hostFraming: HOST_FRAMED.has(name),
+    }))
 
     log(`[${name}] seeding ${SEED_COUNT} pets into each`)
     const seeded = await Promise.all(servers.map(({ server }) => seed(server.baseUrl, KEY)))
@@ -534,10 +542,7 @@ async function main(): Promise<void> {
   const options = parseOptions()
   const skipped = options.groups.filter(
     (group): group is StoreName =>
-      group !== 'runtimes' &&
-      group !== 'embedded' &&
-      SERVER_URL_VARIABLES[group] !== undefined &&
-      !serverUrl(group),
+      group !== 'runtimes' && group !== 'embedded' && SERVER_URL_VARIABLES[group] !== undefined && !serverUrl(group),
   )
   const groups = options.groups.filter((group) => !(skipped as string[]).includes(group))
   const notes = skipped.map(

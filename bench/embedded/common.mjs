@@ -41,7 +41,8 @@ export async function embeddedHandler() {
   })
   if (!values.key) throw new Error('--key is required')
   const store = await openStore(values.db)
-  const cursorSecret = values['cursor-secret'] || process.env.PETSTORE_CURSOR_SECRET || randomBytes(32).toString('base64url')
+  const cursorSecret =
+    values['cursor-secret'] || process.env.PETSTORE_CURSOR_SECRET || randomBytes(32).toString('base64url')
   const handler = createPetstore({ store, keys: [values.key], cursorSecret })
   return { port: Number(values.port), handler, store }
 }

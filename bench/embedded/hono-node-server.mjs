@@ -7,6 +7,8 @@ import { announce, embeddedHandler, exitOnSigterm, run } from './common.mjs'
 
 run(async () => {
   const { port, handler, store } = await embeddedHandler()
-  const server = serve({ fetch: handler, port, hostname: '127.0.0.1' }, (info) => announce('hono-node-server', info.port))
+  const server = serve({ fetch: handler, port, hostname: '127.0.0.1' }, (info) =>
+    announce('hono-node-server', info.port),
+  )
   exitOnSigterm(server, store)
 })

@@ -81,7 +81,8 @@ export async function peerOptions(table) {
     },
   })
   if (!values.key) throw new Error('--key is required')
-  const cursorSecret = values['cursor-secret'] || process.env.PETSTORE_CURSOR_SECRET || randomBytes(32).toString('base64url')
+  const cursorSecret =
+    values['cursor-secret'] || process.env.PETSTORE_CURSOR_SECRET || randomBytes(32).toString('base64url')
   return { port: Number(values.port), key: values.key, cursorSecret, store: await openStore(values.db, table) }
 }
 

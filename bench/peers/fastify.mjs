@@ -140,7 +140,10 @@ function schemaError(errors, context) {
     const missing = error.keyword === 'required' ? String(error.params.missingProperty) : undefined
     const field = missing ?? (error.instancePath.slice(1) || (context === 'body' ? 'body' : String(context)))
     if (byField.has(field)) continue
-    byField.set(field, { path: field, message: SCHEMA_MESSAGES[field]?.[error.keyword] ?? error.message ?? 'is invalid' })
+    byField.set(field, {
+      path: field,
+      message: SCHEMA_MESSAGES[field]?.[error.keyword] ?? error.message ?? 'is invalid',
+    })
   }
   const rank = (path) => (FIELD_ORDER.indexOf(path) + FIELD_ORDER.length + 1) % (FIELD_ORDER.length + 1)
   return invalid([...byField.values()].sort((a, b) => rank(a.path) - rank(b.path)))
@@ -150,7 +153,8 @@ function schemaError(errors, context) {
 function asApiError(error) {
   if (error instanceof ApiError) return error
   if (error.validation !== undefined) return schemaError(error.validation, error.validationContext)
-  if (error.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') return new ApiError(415, 'unsupported_media_type', TEXT.unsupported)
+  if (error.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE')
+    return new ApiError(415, 'unsupported_media_type', TEXT.unsupported)
   if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return new ApiError(413, 'payload_too_large', TEXT.tooLarge)
   const status = error.statusCode ?? 500
   if (status >= 400 && status < 500) return new ApiError(status, 'bad_request', error.message)
@@ -210,7 +214,8 @@ run(async () => {
       } catch {
         return done(null, refused(new ApiError(400, 'invalid_json', TEXT.notJson)))
       }
-      if (typeof body === 'object' && body !== null && !Array.isArray(body)) body.categoryId = exactCategoryId(text, body)
+      if (typeof body === 'object' && body !== null && !Array.isArray(body))
+        body.categoryId = exactCategoryId(text, body)
       // An array is no object to the API: a schema `type: object` failure.
       done(null, Array.isArray(body) ? null : body)
     },
@@ -264,8 +269,8 @@ run(async () => {
     method: ['GET', 'HEAD'],
     url: '/v1/pets',
     schema: { querystring: listQuerySchema, response: { 200: { type: 'array', items: petSchema }, ...errorResponses } },
-      // JSON Schema cannot tell `?limit=1&limit=2` from a bad value; the library answers it apart.
-      // Before validation the values are still the parser's strings (arrays when repeated).
+    // JSON Schema cannot tell `?limit=1&limit=2` from a bad value; the library answers it apart.
+    // Before validation the values are still the parser's strings (arrays when repeated).
     preValidation: async (request) => {
       for (const name of ['limit', 'status', 'cursor']) {
         if (Array.isArray(request.query[name])) throw invalid([{ path: name, message: MESSAGES.once }])
@@ -279,7 +284,10 @@ run(async () => {
       if (rows.length <= limit) return rows
       const page = rows.slice(0, limit)
       const next = cursors.encode(page[limit - 1].id, status)
-      reply.header('link', `</v1/pets?limit=${limit}${status === undefined ? '' : `&status=${status}`}&cursor=${next}>; rel="next"`)
+      reply.header(
+        'link',
+        `</v1/pets?limit=${limit}${status === undefined ? '' : `&status=${status}`}&cursor=${next}>; rel="next"`,
+      )
       return page
     },
   })
@@ -319,7 +327,8 @@ run(async () => {
       }
       const id = Number(text)
       const pet = Number.isSafeInteger(id) ? await store.get(id) : undefined
-      if (pet === undefined) return reply.code(404).send({ code: 'not_found', message: `No pet with id ${text}`, status: 404 })
+      if (pet === undefined)
+        return reply.code(404).send({ code: 'not_found', message: `No pet with id ${text}`, status: 404 })
       return pet
     },
   })
@@ -327,7 +336,10 @@ run(async () => {
   // Fastify answers other methods with 404; the library with 405 and Allow.
   const otherMethods = ['DELETE', 'OPTIONS', 'PATCH', 'PUT']
   const notAllowed = (allow) => async (_request, reply) =>
-    reply.code(405).header('allow', allow).send({ code: 'method_not_allowed', message: `Method not allowed; use ${allow}`, status: 405 })
+    reply
+      .code(405)
+      .header('allow', allow)
+      .send({ code: 'method_not_allowed', message: `Method not allowed; use ${allow}`, status: 405 })
   app.route({ method: otherMethods, url: '/v1/pets', handler: notAllowed('GET, HEAD, POST') })
   app.route({ method: [...otherMethods, 'POST'], url: GET_PET_ROUTE, handler: notAllowed('GET, HEAD') })
 

@@ -56,7 +56,9 @@ const GET_PET = /^\/v1\/pets\/[^/]+\/*$/
 
 /** c.json, or for a bigint categoryId (which JSON.stringify refuses) the same text written by petJson. */
 function petResponse(c, pets, status) {
-  if (typeof (Array.isArray(pets) ? pets.find((pet) => typeof pet.categoryId === 'bigint') : pets.categoryId) !== 'bigint') {
+  if (
+    typeof (Array.isArray(pets) ? pets.find((pet) => typeof pet.categoryId === 'bigint') : pets.categoryId) !== 'bigint'
+  ) {
     return c.json(pets, status)
   }
   return c.body(Array.isArray(pets) ? petsJson(pets, pets.length) : petJson(pets), status)
@@ -115,7 +117,8 @@ run(async () => {
       ['status', statuses],
       ['cursor', given],
     ]) {
-      if (values !== undefined && values.length > 1) return c.json(invalid([{ path: name, message: MESSAGES.once }]), 400)
+      if (values !== undefined && values.length > 1)
+        return c.json(invalid([{ path: name, message: MESSAGES.once }]), 400)
     }
     const limitText = limits?.[0]
     const status = statuses?.[0]
@@ -132,7 +135,10 @@ run(async () => {
     if (rows.length <= limit) return petResponse(c, rows, 200)
     const page = rows.slice(0, limit)
     const next = cursors.encode(page[limit - 1].id, status)
-    c.header('link', `</v1/pets?limit=${limit}${status === undefined ? '' : `&status=${status}`}&cursor=${next}>; rel="next"`)
+    c.header(
+      'link',
+      `</v1/pets?limit=${limit}${status === undefined ? '' : `&status=${status}`}&cursor=${next}>; rel="next"`,
+    )
     return petResponse(c, page, 200)
   })
 

@@ -18,6 +18,7 @@ import { createServer } from 'node:http'
 import {
   allAuthorization,
   announce,
+  cursorCodec,
   DEPRECATION,
   errorJson,
   exactCategoryId,
@@ -40,7 +41,6 @@ import {
   SUCCESSOR,
   SUNSET,
   TEXT,
-  cursorCodec,
 } from './common.mjs'
 
 const JSON_TYPE = 'application/json'
@@ -143,7 +143,13 @@ run(async () => {
   function sendPets(res, pets, limit, status, id) {
     const more = pets.length > limit
     const count = more ? limit : pets.length
-    sendPage(res, { json: petsJson(pets, count), lastId: count > 0 ? pets[count - 1].id : undefined, more }, limit, status, id)
+    sendPage(
+      res,
+      { json: petsJson(pets, count), lastId: count > 0 ? pets[count - 1].id : undefined, more },
+      limit,
+      status,
+      id,
+    )
   }
 
   function list(res, query, id) {
@@ -256,11 +262,10 @@ run(async () => {
 
   /** The whole body is in: check it, store the pet. */
   function onEnd() {
-    const req = this
-    const res = req.peerRes
-    const id = req.peerId
-    if (req.peerSize < 0) return // answered 413 already
-    const chunks = req.peerChunks
+    const res = this.peerRes
+    const id = this.peerId
+    if (this.peerSize < 0) return // answered 413 already
+    const chunks = this.peerChunks
     const bytes = chunks === undefined ? Buffer.alloc(0) : Array.isArray(chunks) ? Buffer.concat(chunks) : chunks
     if (!isUtf8(bytes)) return sendFixed(res, NOT_UTF8, false, id)
     const text = bytes.toString('utf8')
@@ -285,18 +290,17 @@ run(async () => {
   }
 
   function onData(chunk) {
-    const req = this
-    if (req.peerSize < 0) return
-    req.peerSize += chunk.length
-    if (req.peerSize > MAX_BODY_BYTES) {
-      req.peerSize = -1
-      sendFixed(req.peerRes, TOO_LARGE, false, req.peerId)
+    if (this.peerSize < 0) return
+    this.peerSize += chunk.length
+    if (this.peerSize > MAX_BODY_BYTES) {
+      this.peerSize = -1
+      sendFixed(this.peerRes, TOO_LARGE, false, this.peerId)
       return
     }
-    const chunks = req.peerChunks
-    if (chunks === undefined) req.peerChunks = chunk
+    const chunks = this.peerChunks
+    if (chunks === undefined) this.peerChunks = chunk
     else if (Array.isArray(chunks)) chunks.push(chunk)
-    else req.peerChunks = [chunks, chunk]
+    else this.peerChunks = [chunks, chunk]
   }
 
   function create(req, res, id) {

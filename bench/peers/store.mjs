@@ -149,7 +149,8 @@ async function postgresStore(url, table) {
   await pool.query(`create index if not exists ${quote(`${table}_status_id`)} on ${from} ("status", "id")`)
   const lockName = `petstore-peer:${schema ?? ''}.${table}`
   const columns = 'id, name, cast(category_id as text) as category_id, status'
-  const where = (byStatus, after) => (byStatus ? `status = $1::text and id > ${after}::bigint` : `id > ${after}::bigint`)
+  const where = (byStatus, after) =>
+    byStatus ? `status = $1::text and id > ${after}::bigint` : `id > ${after}::bigint`
   const limits = (byStatus) => (byStatus ? ['$2', '$3'] : ['$1', '$2'])
   const PET_JSON = `'{"id":' || id || ',"name":' || to_json(name)::text || ',"categoryId":' || category_id
   || case when status is null then '}' else ',"status":' || to_json(status)::text || '}' end`
@@ -174,7 +175,10 @@ async function postgresStore(url, table) {
   return {
     sync: false,
     async list(after, take, status) {
-      const result = await run(rows[status === undefined ? 0 : 1], status === undefined ? [after, take] : [status, after, take])
+      const result = await run(
+        rows[status === undefined ? 0 : 1],
+        status === undefined ? [after, take] : [status, after, take],
+      )
       return result.rows.map(toPet)
     },
     async listJson(after, limit, status) {
@@ -272,5 +276,7 @@ export async function openStore(db, table) {
   if (db.startsWith('sqlite:') && db.length > 7) return sqliteStore(db.slice(7), table)
   if (/^postgres(ql)?:\/\//.test(db)) return postgresStore(db, table)
   if (db.startsWith('mysql://')) return mysqlStore(db, table)
-  throw new Error(`--db must be "memory", "sqlite:PATH", "postgres://…" or "mysql://…", got "${db.replace(/\/\/[^@/]*@/, '//***@')}"`)
+  throw new Error(
+    `--db must be "memory", "sqlite:PATH", "postgres://…" or "mysql://…", got "${db.replace(/\/\/[^@/]*@/, '//***@')}"`,
+  )
 }
