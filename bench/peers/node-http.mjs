@@ -281,7 +281,13 @@ run(async () => {
     const input = { name: body.name, categoryId, status: body.status }
     const details = newPetDetails(input)
     if (details.length > 0) return sendJson(res, 400, invalidJson(details), undefined, false, id)
-    const pet = store.create(input)
+    let pet
+    try {
+      pet = store.create(input)
+    } catch (error) {
+      // A 'end' listener runs outside the request's try: a failing SQLite write must not end the process.
+      return failed(res, error, false, id)
+    }
     if (sync) return created(res, pet, id)
     pet.then(
       (found) => created(res, found, id),
