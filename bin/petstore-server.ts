@@ -18,7 +18,7 @@ import { type PetStore, PetstoreError } from '../src/index.js'
 import { type OnResponse, tell } from '../src/observe.js'
 import { requestId as idOf } from '../src/request-id.js'
 import { ambiguousPath } from '../src/request-path.js'
-import { accessLog } from './access-log.js'
+import { accessLog, flushAccessLog } from './access-log.js'
 import { reloadKeysOnSighup } from './keys-reload.js'
 import { aggregatedMetrics, type RequestMetrics, requestMetrics, serveMetrics } from './metrics.js'
 import { openStore } from './open-store.js'
@@ -216,6 +216,8 @@ async function main(): Promise<void> {
     } catch (error) {
       fail(`could not close the store: ${oneLine(error)}`)
     }
+    // The access log's last lines may still be on their way to stdout (bin/log-writer.ts).
+    await flushAccessLog()
     process.exit(0)
   }
   process.on('SIGTERM', () => void stop('SIGTERM'))
