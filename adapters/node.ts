@@ -8,7 +8,7 @@ import type { AddressInfo, Socket } from 'node:net'
 import type { TLSSocket } from 'node:tls'
 import { createServerAdapter } from '@whatwg-node/server'
 import { errorAnswer, PetstoreError } from '../src/errors.js'
-import { type AbortLike, type ApiAnswer, type ApiRequest, type Engine, engineOf } from '../src/exchange.js'
+import { type AbortLike, type ApiAnswer, type ApiRequest, type Engine, engineOf, pending } from '../src/exchange.js'
 import { setDefaults } from '../src/headers.js'
 import type { OnResponse } from '../src/observe.js'
 import { guardConnections } from './idle-connections.js'
@@ -263,6 +263,12 @@ const LAST_RESORT = JSON.stringify({
   status: 500,
 })
 
+const lastResort = (): ApiAnswer => ({
+  status: 500,
+  headers: { 'content-type': 'application/json' },
+  body: LAST_RESORT,
+})
+
 /**
  * Writes an answer. A header Node refuses (never one of the API's own) turns it into a bare 500.
  * A body left unread (a 413, a 401 to an upload) is drained once the answer is out, as on the
@@ -291,10 +297,17 @@ function engineListener(engine: Engine, fallback: NodeListener): NodeListener {
   return (request, response) => {
     // A body that Express or another middleware has already parsed: the stream is spent, @whatwg-node knows the way.
     if ((request as IncomingMessage & { body?: unknown }).body !== undefined) return fallback(request, response)
-    engine(new NodeApiRequest(request, response)).then(
+    let result: ReturnType<Engine>
+    try {
+      result = engine(new NodeApiRequest(request, response))
+    } catch {
+      // An engine never throws; one of another make that does must not take the process down.
+      return send(request, response, lastResort())
+    }
+    if (!pending(result)) return send(request, response, result)
+    result.then(
       (answer) => send(request, response, answer),
-      () =>
-        send(request, response, { status: 500, headers: { 'content-type': 'application/json' }, body: LAST_RESORT }),
+      () => send(request, response, lastResort()),
     )
   }
 }

@@ -4,8 +4,8 @@
  *
  * @module
  */
-import { PetstoreError } from './errors.js'
-import type { ApiRequest } from './exchange.js'
+import { fixedAnswer, PetstoreError } from './errors.js'
+import type { ApiAnswer, ApiRequest } from './exchange.js'
 
 /** Decides whether a bearer token is a valid key. */
 export type KeyCheck = (token: string, request: Request) => boolean | Promise<boolean>
@@ -14,12 +14,6 @@ const REALM = 'Bearer realm="petstore"'
 // RFC 7235: the scheme is case-insensitive and separated from its token by spaces.
 const BEARER = /^bearer +(\S+) *$/i
 const BEARER_START = /^bearer /i
-const twice = () =>
-  new PetstoreError(
-    400,
-    'bad_request',
-    'Authorization was given more than once; send it once: Authorization: Bearer <key>',
-  )
 /** A key given by its digest rather than in clear. The prefix is case-insensitive, so `SHA256:…` is no clear key either. */
 const DIGEST_PREFIX = /^sha256:/i
 const DIGEST = /^sha256:[0-9a-f]{64}$/i
@@ -97,14 +91,23 @@ function assertKeys(keys: readonly string[]): void {
   })
 }
 
+/** What the check before routing says: `undefined` lets the request in, an answer refuses it. */
+export type Verdict = ApiAnswer | undefined
+
 /**
- * Builds the check run before routing: returns (or resolves) when the
- * request carries a valid bearer key, throws (or rejects with) a 401
- * `PetstoreError` otherwise. Keys in clear are checked synchronously; a
- * `sha256:<hex>` entry is the digest of a key, compared with the token's
- * digest, so the key itself need not be configured anywhere.
+ * Builds the check run before routing: `undefined` (or a promise of it) when
+ * the request carries a valid bearer key, else the 401 (or 400) to answer.
+ * Refusals are returned, not thrown, and made once: under a flood of
+ * unauthenticated requests a refusal is the answer that counts, and building
+ * an Error per request cost more than the rest of the 401 (profiled). Keys
+ * in clear are checked synchronously; a `sha256:<hex>` entry is the digest of
+ * a key, compared with the token's digest, so the key itself need not be
+ * configured anywhere. A `keys` function that throws or rejects fails the
+ * request as a 500, through the caller.
  */
-export function createAuthenticator(keys: readonly string[] | KeyCheck): (request: ApiRequest) => void | Promise<void> {
+export function createAuthenticator(
+  keys: readonly string[] | KeyCheck,
+): (request: ApiRequest) => Verdict | Promise<Verdict> {
   let isKey: (token: string, request: ApiRequest) => unknown
   if (typeof keys === 'function') {
     isKey = (token, request) => keys(token, request.toRequest())
@@ -117,27 +120,36 @@ export function createAuthenticator(keys: readonly string[] | KeyCheck): (reques
         ? (token) => matchesClear(token, clear)
         : async (token) => matchesDigest(await digest(token), hashed) || matchesClear(token, clear)
   }
-  const refuse = (token: string | undefined) =>
-    // RFC 6750 §3.1: name the error only when a token was actually presented.
+  // RFC 6750 §3.1: name the error only when a token was actually presented.
+  const missing = fixedAnswer(
+    new PetstoreError(401, 'unauthorized', 'Missing bearer API key: send Authorization: Bearer <key>', {
+      headers: { 'www-authenticate': REALM },
+    }),
+  )
+  const invalid = fixedAnswer(
+    new PetstoreError(401, 'unauthorized', 'Invalid API key', {
+      headers: { 'www-authenticate': `${REALM}, error="invalid_token"` },
+    }),
+  )
+  const repeated = fixedAnswer(
     new PetstoreError(
-      401,
-      'unauthorized',
-      token === undefined ? 'Missing bearer API key: send Authorization: Bearer <key>' : 'Invalid API key',
-      { headers: { 'www-authenticate': token === undefined ? REALM : `${REALM}, error="invalid_token"` } },
-    )
+      400,
+      'bad_request',
+      'Authorization was given more than once; send it once: Authorization: Bearer <key>',
+    ),
+  )
   return (request) => {
     const header = request.header('authorization')
+    if (header === null) return missing()
     // A token68 holds no `,`: a bearer credential followed by `, ` is two Authorization fields joined (a
     // web `Request` and the Node adapter join them so), and a proxy may have judged the other. Trust neither.
-    if (header?.includes(', ') && BEARER_START.test(header)) throw twice()
-    const token = header === null ? undefined : BEARER.exec(header)?.[1]
-    if (token === undefined) throw refuse(token)
+    if (header.includes(', ') && BEARER_START.test(header)) return repeated()
+    const token = BEARER.exec(header)?.[1]
+    if (token === undefined) return missing()
     const verdict = isKey(token, request)
     // Only `true` lets a request in: a key function answering `'no'` or a stray object fails closed.
-    if (verdict === true) return
-    if (typeof (verdict as PromiseLike<unknown> | null)?.then !== 'function') throw refuse(token)
-    return Promise.resolve(verdict).then((answer) => {
-      if (answer !== true) throw refuse(token)
-    })
+    if (verdict === true) return undefined
+    if (typeof (verdict as PromiseLike<unknown> | null)?.then !== 'function') return invalid()
+    return Promise.resolve(verdict).then((answer) => (answer === true ? undefined : invalid()))
   }
 }

@@ -4,12 +4,20 @@
  * @module
  */
 import { type IRequest, Router } from 'itty-router'
-import { createAuthenticator, type KeyCheck } from './auth.js'
+import { createAuthenticator, type KeyCheck, type Verdict } from './auth.js'
 import { type CorsOptions, createCors } from './cors.js'
 import { cursorCodec } from './cursor.js'
 import { type Limits, timeoutOption, waitFor } from './deadline.js'
-import { errorAnswer, PetstoreError } from './errors.js'
-import { type ApiAnswer, type ApiRequest, ENGINE, type Engine, jsonAnswer, toFetchHandler } from './exchange.js'
+import { errorAnswer, fixedAnswer, PetstoreError } from './errors.js'
+import {
+  type ApiAnswer,
+  type ApiRequest,
+  ENGINE,
+  type Engine,
+  jsonAnswer,
+  pending,
+  toFetchHandler,
+} from './exchange.js'
 import { guardStore } from './guarded-store.js'
 import { setDefaults, setDeprecation } from './headers.js'
 import { type OnResponse, tell } from './observe.js'
@@ -17,6 +25,7 @@ import { openApiDocument, type ServerEntry } from './openapi.js'
 import { createPet, getPet, listPets, type OperationContext } from './operations.js'
 import { requestId as idOf } from './request-id.js'
 import { ambiguousPath } from './request-path.js'
+import { parseTarget, type Target } from './request-target.js'
 import type { PetStore } from './store.js'
 import { loadTracing, traced, tracing } from './tracing.js'
 
@@ -176,8 +185,8 @@ const notAllowed = (allow: string) => () => {
   throw new PetstoreError(405, 'method_not_allowed', `Method not allowed; use ${allow}`, { headers: { allow } })
 }
 
-/** A request as the router holds it: itty-router's fields, ours, and the URL parsed once. */
-type Routed = IRequest & ApiRequest & { parsed: URL }
+/** A request as the router holds it: itty-router's fields, ours, and the URL's path and query read once. */
+type Routed = IRequest & ApiRequest & { parsed: Target }
 
 /**
  * Creates the Petstore API as a fetch handler. It never throws: every
@@ -225,16 +234,17 @@ export function createEngine(options: PetstoreOptions): Engine {
   const documentPath = `${basePath}/openapi.json`
   const getPetPath = new RegExp(`^${basePath.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}/pets/[^/]+/*$`)
 
-  // Runs before any route: the order of checks is base path, CORS preflight, authentication.
-  function gate(request: Routed): ApiAnswer | Promise<void> | undefined {
+  const noRoute = fixedAnswer(new PetstoreError(404, 'not_found', 'No such route'))
+
+  // Runs before any route: the order of checks is base path, CORS preflight, authentication. An answer
+  // (a 404, the preflight's, a 401) is given instead of routing.
+  function gate(request: Routed): Verdict | Promise<Verdict> {
     const { pathname } = request.parsed
-    if (pathname !== basePath && !pathname.startsWith(`${basePath}/`)) {
-      throw new PetstoreError(404, 'not_found', 'No such route')
-    }
+    if (pathname !== basePath && !pathname.startsWith(`${basePath}/`)) return noRoute()
     if (cors && request.method === 'OPTIONS') return cors.preflight()
     if (trimSlashes(pathname) === documentPath) return undefined
     // A `keys` function may call out (a key service): it waits under the same limits as the store.
-    return (keyFunction ? waitFor(() => authenticate(request), limits(request)) : authenticate(request)) ?? undefined
+    return keyFunction ? waitFor(() => authenticate(request), limits(request)) : authenticate(request)
   }
 
   function finish(answer: ApiAnswer, request: Routed): ApiAnswer {
@@ -286,46 +296,30 @@ export function createEngine(options: PetstoreOptions): Engine {
     return undefined
   }
 
-  async function answer(request: Routed): Promise<ApiAnswer> {
-    const early = gate(request)
-    if (early instanceof Promise) await early
-    else if (early !== undefined) return early
+  function route(request: Routed): Promise<ApiAnswer> {
     const run = operation(request)
-    return run ? run(request) : ((await router.fetch(request)) as ApiAnswer)
+    return run ? run(request) : (router.fetch(request) as Promise<ApiAnswer>)
   }
 
-  const engine: Engine = async (request) => {
-    const routed = request as Routed
-    const requestId = idOf(request.header('x-request-id'))
-    let refusal: PetstoreError | undefined
-    // Refused before the URL parser rewrites it: a proxy in front reads the path as sent.
-    if (ambiguousPath(request.url)) refusal = new PetstoreError(400, 'bad_request', AMBIGUOUS_PATH)
-    else {
-      try {
-        routed.parsed = new URL(request.url)
-      } catch {
-        // Only a request read straight off a socket can carry a URL that does not parse.
-        refusal = new PetstoreError(400, 'bad_request', 'The request URL is malformed')
-      }
-    }
-    if (refusal !== undefined) {
-      const answer = errorAnswer(refusal)
-      setDefaults(answer.headers)
-      answer.headers['x-request-id'] = requestId
-      if (request.method === 'HEAD') answer.body = null
-      return answer
-    }
-    let result: ApiAnswer
+  function answer(request: Routed): ApiAnswer | Promise<ApiAnswer> {
+    const verdict = gate(request)
+    if (verdict === undefined) return route(request)
+    if (verdict instanceof Promise) return verdict.then((refusal) => refusal ?? route(request))
+    return verdict
+  }
+
+  /** The one place where what was thrown becomes an answer. */
+  function failed(error: unknown, request: ApiRequest, requestId: string): ApiAnswer {
+    // Judged by the answer: even a 4xx PetstoreError that cannot be sent as it is becomes a 500, and
+    // onError hears of it.
+    const result = errorAnswer(error)
+    if (result.status >= 500) report(error, request, requestId)
+    return result
+  }
+
+  function completed(result: ApiAnswer, request: Routed, requestId: string): ApiAnswer {
     try {
-      result = await answer(routed)
-    } catch (error) {
-      // The one place where what was thrown becomes an answer. Judged by the answer: even a
-      // 4xx PetstoreError that cannot be sent as it is becomes a 500, and onError hears of it.
-      result = errorAnswer(error)
-      if (result.status >= 500) report(error, request, requestId)
-    }
-    try {
-      finish(result, routed)
+      finish(result, request)
     } catch (error) {
       // A `cors.origin` function can throw: still answer, with the headers every answer carries.
       report(error, request, requestId)
@@ -335,6 +329,41 @@ export function createEngine(options: PetstoreOptions): Engine {
     }
     result.headers['x-request-id'] = requestId
     return result
+  }
+
+  const ambiguous = fixedAnswer(new PetstoreError(400, 'bad_request', AMBIGUOUS_PATH))
+  // Only a request read straight off a socket can carry a URL that does not parse.
+  const malformed = fixedAnswer(new PetstoreError(400, 'bad_request', 'The request URL is malformed'))
+
+  function refused(answer: ApiAnswer, request: ApiRequest, requestId: string): ApiAnswer {
+    setDefaults(answer.headers)
+    answer.headers['x-request-id'] = requestId
+    if (request.method === 'HEAD') answer.body = null
+    return answer
+  }
+
+  // Synchronous wherever the answer is known at once (see Engine): no async function, no await.
+  const engine: Engine = (request) => {
+    const routed = request as Routed
+    const requestId = idOf(request.header('x-request-id'))
+    // Refused before the URL parser rewrites it: a proxy in front reads the path as sent.
+    if (ambiguousPath(request.url)) return refused(ambiguous(), request, requestId)
+    try {
+      routed.parsed = parseTarget(request.url)
+    } catch {
+      return refused(malformed(), request, requestId)
+    }
+    let result: ApiAnswer | Promise<ApiAnswer>
+    try {
+      result = answer(routed)
+    } catch (error) {
+      result = failed(error, request, requestId)
+    }
+    if (!(result instanceof Promise)) return completed(result, routed, requestId)
+    return result.then(
+      (answered) => completed(answered, routed, requestId),
+      (error) => completed(failed(error, request, requestId), routed, requestId),
+    )
   }
 
   const pagePath = `${basePath}/pets/{petId}`
@@ -352,10 +381,12 @@ export function createEngine(options: PetstoreOptions): Engine {
     ? engine
     : (request) => {
         const started = performance.now()
-        return engine(request).then((answer) => {
+        const told = (answer: ApiAnswer) => {
           tell(onResponse, answer, request, answer.headers['x-request-id'] ?? '', routeOf(request as Routed), started)
           return answer
-        })
+        }
+        const result = engine(request)
+        return pending(result) ? result.then(told) : told(result)
       }
   // Spans only once @opentelemetry/api has loaded, if it is installed; until then and without it, one check.
   void loadTracing()

@@ -109,7 +109,13 @@ export function withDocsEngine(engine: Engine, { basePath, load }: DocsOptions):
     ...assets,
   ])
 
-  return async (request) => {
+  const served = async (request: ApiRequest, name: string) => {
+    const answer = await serve(request, files.get(name), name)
+    if (request.method === 'HEAD') answer.body = null
+    return answer
+  }
+  // Not an async function: the API's own answers pass through as they come, at once when they are ready.
+  return (request) => {
     // A cheap look first: the API's own requests should not pay for a URL parse.
     if (!request.url.includes(prefix)) return engine(request)
     let pathname: string
@@ -119,10 +125,7 @@ export function withDocsEngine(engine: Engine, { basePath, load }: DocsOptions):
       return engine(request)
     }
     if (pathname !== prefix && !pathname.startsWith(`${prefix}/`)) return engine(request)
-    const name = pathname.slice(prefix.length + 1)
-    const answer = await serve(request, files.get(name), name)
-    if (request.method === 'HEAD') answer.body = null
-    return answer
+    return served(request, pathname.slice(prefix.length + 1))
   }
 }
 

@@ -42,8 +42,18 @@ export interface ApiAnswer {
   code?: string
 }
 
-/** The API over {@link ApiRequest}s. It never rejects: every failure is an answer. */
-export type Engine = (request: ApiRequest) => Promise<ApiAnswer>
+/**
+ * The API over {@link ApiRequest}s. It never throws or rejects: every failure
+ * is an answer. An answer known at once (a 401, most errors, a page of a store
+ * that answers synchronously) is returned as it is, not wrapped in a promise:
+ * on the Node adapter a refusal is then written without a trip through the
+ * microtask queue.
+ */
+export type Engine = (request: ApiRequest) => ApiAnswer | Promise<ApiAnswer>
+
+/** Whether an engine's result is still to come. */
+export const pending = (result: ApiAnswer | Promise<ApiAnswer>): result is Promise<ApiAnswer> =>
+  typeof (result as Promise<ApiAnswer>).then === 'function'
 
 /** Where a fetch handler made by this package keeps its engine, for adapters that can use it directly. */
 export const ENGINE = Symbol.for('petstore-server.engine')

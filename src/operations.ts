@@ -9,6 +9,7 @@ import { PetstoreError } from './errors.js'
 import { type ApiAnswer, type ApiRequest, jsonAnswer } from './exchange.js'
 import type { GuardedStore } from './guarded-store.js'
 import { jsonPageOf, petJson } from './pet-json.js'
+import { queryValues, type Target } from './request-target.js'
 import { ListQuerySchema, NewPetSchema, PetIdSchema } from './schemas.js'
 import { validate } from './validate.js'
 
@@ -24,10 +25,10 @@ export interface OperationContext {
 const KNOWN_QUERY = ['limit', 'status', 'cursor'] as const
 
 /** `GET /pets`: one page, and a `Link: rel="next"` when more pets match. */
-export async function listPets(url: URL, { store, basePath, cursors }: OperationContext): Promise<ApiAnswer> {
+export async function listPets(target: Target, { store, basePath, cursors }: OperationContext): Promise<ApiAnswer> {
   const raw: Record<string, string | undefined> = {}
   for (const name of KNOWN_QUERY) {
-    const values = url.searchParams.getAll(name)
+    const values = queryValues(target.query, name)
     if (values.length > 1) {
       throw new PetstoreError(400, 'validation_error', `${name}: must be given at most once`, {
         details: [{ path: name, message: 'must be given at most once' }],

@@ -41,6 +41,14 @@ export function loadTracing(): Promise<unknown> {
   return loading
 }
 
+let noop: unknown
+
+/** The API's no-op tracer provider: what a fresh proxy provider delegates to while no SDK is registered. */
+function noopProvider(api: Otel): unknown {
+  noop ??= new api.ProxyTracerProvider().getDelegate()
+  return noop
+}
+
 /** Whether requests are traced now: the API is loaded. */
 export const tracing = (): boolean => !!otel
 
@@ -53,13 +61,17 @@ export const tracing = (): boolean => !!otel
  */
 export function traced(
   request: ApiRequest,
-  answer: () => Promise<ApiAnswer>,
+  answer: () => ApiAnswer | Promise<ApiAnswer>,
   routeOf: () => string | null,
-): Promise<ApiAnswer> {
+): ApiAnswer | Promise<ApiAnswer> {
   const api = otel as Otel
   const { method } = request
   let span: Span
   try {
+    // No SDK registered: the global provider is a proxy with nothing behind it. One look, then the
+    // request runs as it would untraced, without a no-op span made and dropped for each.
+    const provider = api.trace.getTracerProvider() as { getDelegate?: () => unknown }
+    if (provider.getDelegate?.() === noopProvider(api)) return answer()
     const path = targetOf(request.url).split('?', 1)[0] ?? '/'
     const attributes = { 'http.request.method': method, 'url.path': path }
     span = api.trace.getTracer('petstore-server').startSpan(method, { kind: api.SpanKind.SERVER, attributes })
