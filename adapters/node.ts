@@ -10,7 +10,9 @@ import { createServerAdapter } from '@whatwg-node/server'
 import { errorAnswer, PetstoreError } from '../src/errors.js'
 import { type AbortLike, type ApiAnswer, type ApiRequest, type Engine, engineOf, pending } from '../src/exchange.js'
 import { setDefaults } from '../src/headers.js'
+import type { OnResponse } from '../src/observe.js'
 import { guardConnections } from './idle-connections.js'
+import { ownRequestId, tellOwn } from './own-answers.js'
 
 /**
  * Answers to `Expect: 100-continue` whose `100 Continue` is not sent yet: it
@@ -371,12 +373,15 @@ const MALFORMED: [number, string, string] = [400, 'bad_request', 'Malformed HTTP
  * errors: a JSON body with `nosniff` and `no-store`, where Node would send a
  * bare status line.
  */
-function answerClientError(error: NodeJS.ErrnoException, socket: Socket): void {
+function answerClientError(error: NodeJS.ErrnoException, socket: Socket, onResponse?: OnResponse): void {
   // Node's own check: once an answer has begun on this connection, a second one would corrupt it.
   const answering = (socket as Socket & { _httpMessage?: ServerResponse | null })._httpMessage?.headersSent
   if (error.code === 'ECONNRESET' || !socket.writable || answering) return void socket.destroy()
   const [status, code, message] = CLIENT_ERRORS[error.code ?? ''] ?? MALFORMED
-  endWithError(socket, status, code, message)
+  // The request line and headers were not read: no method, target or client id to tell.
+  const id = ownRequestId(undefined)
+  const body = endWithError(socket, status, code, message, { 'X-Request-Id': id })
+  tellOwn(onResponse, { method: '', url: '' }, { status, code, body }, id)
 }
 
 /**
@@ -384,16 +389,22 @@ function answerClientError(error: NodeJS.ErrnoException, socket: Socket): void {
  * server, not a proxy, so no target is tunnelled to. 405 with the methods the
  * API takes at all, as for any method it does not.
  */
-function answerConnect(_request: IncomingMessage, socket: Socket): void {
+function answerConnect(request: IncomingMessage, socket: Socket, onResponse?: OnResponse): void {
   if (!socket.writable) return void socket.destroy()
-  endWithError(socket, 405, 'method_not_allowed', 'CONNECT is not supported: this server is no proxy', {
+  const started = performance.now()
+  const id = ownRequestId(request.headers['x-request-id'])
+  const code = 'method_not_allowed'
+  const body = endWithError(socket, 405, code, 'CONNECT is not supported: this server is no proxy', {
     Allow: 'GET, HEAD, POST',
+    'X-Request-Id': id,
   })
+  tellOwn(onResponse, { method: 'CONNECT', url: request.url ?? '' }, { status: 405, code, body }, id, started)
 }
 
 /**
  * Writes a JSON Error straight to a socket that no `ServerResponse` owns, and
- * half-closes it; a client that does not close its side is cut off a second later.
+ * half-closes it; a client that does not close its side is cut off a second
+ * later. Returns the body written.
  */
 function endWithError(
   socket: Socket,
@@ -401,7 +412,7 @@ function endWithError(
   code: string,
   message: string,
   extra: Record<string, string> = {},
-): void {
+): string {
   const body = JSON.stringify({ code, message, status })
   const headers = Object.entries(extra).map(([name, value]) => `${name}: ${value}\r\n`)
   socket.end(
@@ -412,17 +423,30 @@ function endWithError(
   // What the client still sends is read and dropped: unread bytes at close would reset the connection.
   socket.resume()
   setTimeout(() => socket.destroy(), 1_000).unref()
+  return body
 }
 
 /**
  * A JSON Error for a request Node would answer by itself (no `Host`, an
  * `Expect` it does not know), in the API's shape, and the connection closed after it.
  */
-function refuse(request: IncomingMessage, response: ServerResponse, error: PetstoreError): void {
+function refuse(
+  request: IncomingMessage,
+  response: ServerResponse,
+  error: PetstoreError,
+  onResponse: OnResponse | undefined,
+  started: number,
+): void {
   const answer = errorAnswer(error)
   setDefaults(answer.headers)
   answer.headers.connection = 'close'
+  const id = ownRequestId(request.headers['x-request-id'])
+  answer.headers['x-request-id'] = id
   send(request, response, answer)
+  const { method = '', url = '' } = request
+  // node:http sends no body to HEAD: none is counted.
+  const told = { status: answer.status, code: error.code, body: method === 'HEAD' ? null : answer.body }
+  tellOwn(onResponse, { method, url }, told, id, started)
 }
 
 /** An HTTP/1.1 request without `Host` (RFC 9112 §3.2: a 400), which Node would answer with an empty body. */
@@ -489,6 +513,15 @@ export interface ServeOptions {
    * @default 10_000
    */
   shutdownTimeoutMs?: number
+  /**
+   * Told of the answers written here rather than by the handler (a 408 to a
+   * slow client, a 431, a 400 for malformed HTTP or a missing `Host`, a 405 to
+   * CONNECT, a 417), which carry an `X-Request-Id` too. Give it the hook the
+   * handler's `onResponse` has, so that logs and metrics see every answer.
+   * Their `method` and `url` are `''` where Node could not read the request,
+   * `route` is `null`.
+   */
+  onResponse?: OnResponse
 }
 
 /** A running server. */
@@ -547,7 +580,7 @@ function checkingInterval(...timeouts: number[]): number {
  * ```
  */
 export async function serve(options: ServeOptions): Promise<RunningServer> {
-  const { handler, port = 8080, hostname = '127.0.0.1' } = options
+  const { handler, port = 8080, hostname = '127.0.0.1', onResponse } = options
   const limits = { ...DEFAULTS, ...definedOnly(options) }
   const { headersTimeoutMs, requestTimeoutMs, keepAliveTimeoutMs, shutdownTimeoutMs } = limits
   const listener = toNodeListener(handler)
@@ -565,6 +598,7 @@ export async function serve(options: ServeOptions): Promise<RunningServer> {
       requireHostHeader: false,
     },
     (request, response) => {
+      const started = performance.now()
       const { socket } = request
       connections.busy(socket)
       inFlight.add(response)
@@ -580,6 +614,8 @@ export async function serve(options: ServeOptions): Promise<RunningServer> {
           request,
           response,
           new PetstoreError(400, 'bad_request', 'An HTTP/1.1 request needs a Host header'),
+          onResponse,
+          started,
         )
       }
       listener(request, response)
@@ -590,13 +626,17 @@ export async function serve(options: ServeOptions): Promise<RunningServer> {
     ...limits,
     maxConnections: Number.isFinite(limits.maxConnections) ? limits.maxConnections : 0,
   })
-  server.on('clientError', answerClientError)
-  server.on('connect', answerConnect)
+  server.on('clientError', (error: NodeJS.ErrnoException, socket: Socket) =>
+    answerClientError(error, socket, onResponse),
+  )
+  server.on('connect', (request: IncomingMessage, socket: Socket) => answerConnect(request, socket, onResponse))
   server.on('checkExpectation', (request, response) =>
     refuse(
       request,
       response,
       new PetstoreError(417, 'expectation_failed', 'Expect: 100-continue is the only expectation this server meets'),
+      onResponse,
+      performance.now(),
     ),
   )
   // The 100 is sent when the API starts reading the body, so a request refused before (a 401) gets no 100.

@@ -6,20 +6,20 @@ export const STORE_NAMES = ['memory', 'sqlite', 'postgres', 'mysql'] as const
 export type StoreName = (typeof STORE_NAMES)[number]
 
 /**
- * Past this share of one CPU, the load generator (autocannon, in this
- * process) is the bottleneck: the server might do more, so its figure and
+ * Past this share of one CPU, the load generator (wrk, or autocannon in
+ * this process; bench/loadgen.ts) is the bottleneck: the server might do more, so its figure and
  * ratio say more about the generator than about the server.
  */
 export const LOADGEN_CPU_LIMIT = 0.9
 
 /** One server, one scenario, one round. */
 export interface Measurement {
-  /** Mean of autocannon's once-a-second samples. */
+  /** Requests answered per second (autocannon: the mean of its once-a-second samples). */
   reqPerSec: number
-  /** autocannon's latency percentiles, in milliseconds. */
+  /** The generator's latency percentiles, in milliseconds. */
   p50Ms: number
   p99Ms: number
-  /** CPU time of this process (user + system, all threads) over the run's wall time; 1 = one core busy. */
+  /** CPU time of the load generator (user + system, all threads) over the run's wall time; 1 = one core busy. */
   loadgenCpu: number
   requests: number
   /** Answers whose status was not the scenario's (2xx, or 401 for `unauthorized`). */

@@ -1,23 +1,32 @@
 // Benchmark: our server beside the same API written by hand on node:http
-// (bench/baseline-server.ts, the yardstick), on Fastify 5 (bench/fastify-server.ts)
-// and on Hono 4 (bench/hono-server.ts), on the same store, under the same load;
+// (bench/peers/node-http.mjs, the yardstick), on Fastify 5 (bench/peers/fastify.mjs)
+// and on Hono 4 (bench/peers/hono.mjs), on the same store, under the same load;
+// our fetch handler mounted three ways as users embed it (bench/embedded/*.mjs);
 // then our API on Bun and Deno beside our binary on Node (bench/runtimes.ts).
+// What each peer does and why the comparison is fair: bench/README.md.
 //
-//   npm run bench -- [--duration 5] [--rounds 3] [--json]
-//                    [--only memory,sqlite,postgres,mysql,runtimes]
+//   npm run bench -- [--duration 5] [--rounds 3] [--json] [--loadgen wrk|autocannon]
+//                    [--only memory,sqlite,postgres,mysql,embedded,runtimes]
 //                    [--scenarios list,filtered,get,create,unauthorized] [--ours-cmd "CMD ARGS"]
 //
 // Scenarios: list (?limit=20), filtered (?status=sold&limit=100), get (one pet),
 // create (POST), unauthorized (list with a wrong key: a 401, the cost of a
 // refusal). Every server is checked first: same seeded data as ours, same
-// answers as ours to a set of probes (bench/parity.ts), and each scenario's
-// answer before it is measured.
+// answers as ours to a set of probes, byte for byte, headers included
+// (bench/parity.ts), and each scenario's answer before it is measured.
+//
+// The peers are plain JavaScript run by `node` itself, no loader; the
+// embedded group imports the built package (dist/: npm run build) and is
+// skipped without it. Embedded servers: node-listener (toNodeListener in
+// http.createServer), whatwg-node (@whatwg-node/server's createServerAdapter
+// in http.createServer), hono-node-server (@hono/node-server's serve({ fetch })),
+// beside our binary and the node:http yardstick, on the memory store.
 //
 // Rounds: in each round every scenario runs on every server, the servers in
 // an order rotated from round to round (and scenario to scenario), so that
 // drift of the machine (heat, other load) hits them all alike; a server's
 // figure is its median over the rounds and the spread says how much it moved.
-// Ratios divide by the node:http baseline (runtimes: by our binary on Node).
+// Ratios divide by the node:http yardstick (runtimes: by our binary on Node).
 //
 // PostgreSQL and MySQL (or MariaDB) are benched when their server is named:
 // PETSTORE_BENCH_POSTGRES_URL (else PETSTORE_TEST_POSTGRES_URL), e.g.
@@ -26,7 +35,7 @@
 // one, that store is skipped with a note. Each run works in a fresh
 // PostgreSQL schema / MySQL database petstore_bench_<random> (so the user needs
 // the right to create one), dropped at the end, on error and on Ctrl-C; all
-// servers share it, ours in petstore_pets, the others in baseline_pets,
+// servers share it, ours in petstore_pets, the peers in node_http_pets,
 // fastify_pets and hono_pets. The database servers are outside the CPU
 // pinning below: on a machine that also runs them, they compete with the
 // server under test.
@@ -38,25 +47,29 @@
 // Our server runs as a user runs it: node dist/bin/petstore-server.js when
 // built (npm run build), else the TypeScript source through tsx.
 // `--ours-cmd "CMD ARGS"` replaces that command (split on spaces), e.g. to
-// check the harness by running the baseline against itself.
+// check the harness by running the yardstick against itself.
 //
-// With taskset and two CPUs, servers run on CPU 0 and this process (the load
-// generator, autocannon runs in-process) on CPU 1, so they do not compete.
+// Load generator (bench/loadgen.ts): wrk when it is on PATH (Debian: apt-get
+// install wrk), one thread, 50 connections, a Lua script per scenario for the
+// method, headers and body, p50/p99 from wrk's latency distribution; else
+// autocannon in this process, 50 connections. autocannon saturates its core
+// near 75k req/s on a 2-core machine, so with it the fast scenarios (get, the
+// 401) measure the generator; wrk on the same core goes well past that.
+// With taskset and two CPUs, servers run on CPU 0 and this process and the
+// generator on CPU 1 (wrk inherits the pinning), so they do not compete.
 // The generator's CPU use is measured on every run: at 90% of its core or
-// more, it is the limit, not the server, and the ratio is flagged. autocannon's
-// `workers` option (worker threads) is left off on purpose: pinned, they would
-// share the generator's one core and add no capacity; unpinned, they would
-// take CPU from the servers. On a machine with more cores, pin the servers and
-// the generator to disjoint sets instead.
+// more, it is the limit, not the server, and the ratio is flagged.
+// autocannon's `workers` option is left off on purpose: pinned, its worker
+// threads would share the generator's one core and add no capacity. On a
+// machine with more cores, pin the servers and the generator to disjoint sets.
 import { randomBytes } from 'node:crypto'
 import { existsSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs'
 import { mkdtemp } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
-import { performance } from 'node:perf_hooks'
 import { parseArgs } from 'node:util'
-import autocannon from 'autocannon'
 import { Cleanups } from './cleanups.js'
+import { CONNECTIONS, defaultLoadgen, LOADGEN_NAMES, type LoadgenName, load } from './loadgen.js'
 import { compareAnswers, compareData } from './parity.js'
 import { pinCpus } from './pinning.js'
 import {
@@ -81,13 +94,12 @@ import {
 } from './scenarios.js'
 import { type ServerProcess, startServer } from './server-process.js'
 
-const CONNECTIONS = 50
 // V8 takes a few thousand requests to optimize a server's hot paths; 1 s was not always enough.
 const WARMUP_SECONDS = 2
 const KEY = 'bench-key'
 // One cursor secret for every server started (they inherit the environment), so that parity can compare their Links.
 process.env.PETSTORE_CURSOR_SECRET ||= randomBytes(32).toString('base64url')
-const GROUP_NAMES = [...STORE_NAMES, 'runtimes'] as const
+const GROUP_NAMES = [...STORE_NAMES, 'embedded', 'runtimes'] as const
 type GroupName = (typeof GROUP_NAMES)[number]
 /** Where the SQL stores' servers are named; the first variable set wins. */
 const SERVER_URL_VARIABLES: Partial<Record<StoreName, readonly string[]>> = {
@@ -97,14 +109,26 @@ const SERVER_URL_VARIABLES: Partial<Record<StoreName, readonly string[]>> = {
 // Resolved from this script's path (not import.meta) so it works whether tsx loads it as ESM or CJS.
 const ROOT = resolve(dirname(process.argv[1] ?? '.'), '..')
 const BUILT_BINARY = 'dist/bin/petstore-server.js'
-/** The hand-written competitors, each run through tsx with the same arguments; the first is the yardstick. */
-const COMPETITORS = [
-  { name: 'baseline', script: 'bench/baseline-server.ts', what: 'node:http by hand' },
-  { name: 'fastify', script: 'bench/fastify-server.ts', what: 'Fastify with route schemas' },
-  { name: 'hono', script: 'bench/hono-server.ts', what: 'Hono on @hono/node-server' },
+/** The lean peers, plain JavaScript run by node with the same arguments; the first is the yardstick. */
+const PEERS = [
+  { name: 'node-http', script: 'bench/peers/node-http.mjs', what: 'node:http by hand' },
+  { name: 'fastify', script: 'bench/peers/fastify.mjs', what: 'Fastify with route and response schemas' },
+  { name: 'hono', script: 'bench/peers/hono.mjs', what: 'Hono on @hono/node-server' },
 ] as const
-type ServerName = 'ours' | (typeof COMPETITORS)[number]['name']
-const REFERENCE: ServerName = 'baseline'
+/** Our fetch handler from the built package, mounted as users embed it. */
+const EMBEDDED = [
+  { name: 'node-listener', script: 'bench/embedded/node-listener.mjs', what: 'toNodeListener in http.createServer' },
+  { name: 'whatwg-node', script: 'bench/embedded/whatwg-node.mjs', what: '@whatwg-node/server in http.createServer' },
+  {
+    name: 'hono-node-server',
+    script: 'bench/embedded/hono-node-server.mjs',
+    what: "@hono/node-server's serve({ fetch })",
+  },
+] as const
+type ServerName = 'ours' | (typeof PEERS)[number]['name'] | (typeof EMBEDDED)[number]['name']
+const REFERENCE: ServerName = 'node-http'
+/** Embedded mounts whose framing (content-length or chunked) is the host's, not the API's. */
+const HOST_FRAMED = new Set<string>(['whatwg-node'])
 
 interface Options {
   durationSeconds: number
@@ -113,6 +137,7 @@ interface Options {
   groups: GroupName[]
   scenarios: ScenarioName[]
   ours: { command: string[]; how: string }
+  loadgen: LoadgenName
 }
 
 /** A server to start: its name in the tables, its full command line, its environment. */
@@ -162,8 +187,10 @@ function parseOptions(): Options {
       only: { type: 'string' },
       scenarios: { type: 'string' },
       'ours-cmd': { type: 'string' },
+      loadgen: { type: 'string' },
     },
   })
+  const [loadgen] = nameList('--loadgen', values.loadgen ?? defaultLoadgen(), LOADGEN_NAMES)
   return {
     // Whole seconds: autocannon samples requests/s once a second.
     durationSeconds: wholeNumber('--duration', values.duration),
@@ -172,6 +199,7 @@ function parseOptions(): Options {
     groups: nameList('--only', values.only, GROUP_NAMES),
     scenarios: nameList('--scenarios', values.scenarios, SCENARIO_NAMES),
     ours: oursCommand(values['ours-cmd']),
+    loadgen: loadgen ?? 'autocannon',
   }
 }
 
@@ -315,33 +343,6 @@ async function prepareStore(store: StoreName): Promise<(server: ServerName) => s
   }
 }
 
-/** One autocannon run, with this process's CPU use over it (autocannon runs in-process). */
-async function load(baseUrl: string, scenario: Scenario, durationSeconds: number): Promise<Measurement> {
-  const { request } = scenario
-  const cpuBefore = process.cpuUsage()
-  const started = performance.now()
-  const result = await autocannon({
-    url: `${baseUrl}${request.path}`,
-    connections: CONNECTIONS,
-    duration: durationSeconds,
-    method: request.method,
-    headers: request.headers,
-    ...(request.body === undefined ? {} : { body: request.body }),
-  })
-  const cpu = process.cpuUsage(cpuBefore)
-  const wallMs = performance.now() - started
-  const answered = Object.values(result.statusCodeStats).reduce((sum, { count }) => sum + count, 0)
-  return {
-    reqPerSec: result.requests.average,
-    p50Ms: result.latency.p50,
-    p99Ms: result.latency.p99,
-    loadgenCpu: (cpu.user + cpu.system) / 1000 / wallMs,
-    requests: result.requests.total,
-    unexpected: answered - (result.statusCodeStats[String(scenario.status)]?.count ?? 0),
-    errors: result.errors,
-  }
-}
-
 /** `list` moved `by` places to the left: the order of the servers in one round and scenario. */
 function rotate<T>(list: readonly T[], by: number): T[] {
   const start = list.length === 0 ? 0 : by % list.length
@@ -375,7 +376,11 @@ async function benchGroup(
     log(`[${name}] starting ${specs.map((spec) => spec.name).join(', ')}`)
     const servers: Running[] = []
     for (const spec of specs) servers.push(await start(spec, serverPrefix))
-    const named = servers.map(({ name, server }) => ({ name, baseUrl: server.baseUrl }))
+    const named = servers.map(({ name, server }) => ({
+      name,
+      baseUrl: server.baseUrl,
+      hostFraming: HOST_FRAMED.has(name),
+    }))
 
     log(`[${name}] seeding ${SEED_COUNT} pets into each`)
     const seeded = await Promise.all(servers.map(({ server }) => seed(server.baseUrl, KEY)))
@@ -407,9 +412,9 @@ async function benchGroup(
             // Once per server and scenario: later rounds find the server warm already.
             const problem = await probe(baseUrl, scenario)
             probeNotes.set(key, problem === undefined ? [] : [`probe: ${problem}`])
-            await load(baseUrl, scenario, WARMUP_SECONDS)
+            await load(options.loadgen, baseUrl, scenario, WARMUP_SECONDS)
           }
-          const measurement = await load(baseUrl, scenario, options.durationSeconds)
+          const measurement = await load(options.loadgen, baseUrl, scenario, options.durationSeconds)
           samples.set(key, [...(samples.get(key) ?? []), measurement])
           log(
             `  ${server.padEnd(8)} ${measurement.reqPerSec.toFixed(0).padStart(7)} req/s  ` +
@@ -449,12 +454,12 @@ function logToNull(command: readonly string[]): string[] {
   ]
 }
 
-/** Ours and the competitors on one store. */
+/** Ours and the peers on one store. */
 async function benchStore(store: StoreName, options: Options, serverPrefix: readonly string[]): Promise<Group> {
   const db = await prepareStore(store)
   const args = (server: ServerName) => ['--port', '0', '--key', KEY, '--db', db(server)]
   const specs: ServerSpec[] = [
-    // Without its access log, as the competitors run: the API against the API.
+    // Without its access log, as the peers run: the API against the API.
     { name: 'ours', command: [...options.ours.command, ...args('ours'), '--log', 'off'] },
     // What operating it costs, on the memory store where the server's own work shows most.
     ...(store === 'memory'
@@ -466,10 +471,7 @@ async function benchStore(store: StoreName, options: Options, serverPrefix: read
           },
         ]
       : []),
-    ...COMPETITORS.map(({ name, script }) => ({
-      name,
-      command: [process.execPath, '--import', 'tsx', script, ...args(name)],
-    })),
+    ...PEERS.map(({ name, script }) => ({ name, command: [process.execPath, script, ...args(name)] })),
   ]
   const url = serverUrl(store)
   const where =
@@ -478,6 +480,32 @@ async function benchStore(store: StoreName, options: Options, serverPrefix: read
       : ` (server ${redact(url)}, not pinned; a fresh ${store === 'postgres' ? 'schema' : 'database'})`
   const title = `${store} store${where}; ratio: vs ${REFERENCE} (node:http by hand)`
   return benchGroup(store, title, REFERENCE, specs, options, serverPrefix)
+}
+
+/**
+ * Our fetch handler from the built package, mounted three ways, beside the binary and the
+ * node:http yardstick, memory store; undefined (with a note) when the package is not built.
+ */
+async function benchEmbedded(
+  options: Options,
+  serverPrefix: readonly string[],
+  notes: string[],
+): Promise<Group | undefined> {
+  if (!existsSync(join(ROOT, 'dist', 'index.js')) || !existsSync(join(ROOT, 'dist', 'node.js'))) {
+    const note = 'embedded: skipped, the package is not built (npm run build)'
+    log(note)
+    notes.push(note)
+    return undefined
+  }
+  const args = ['--port', '0', '--key', KEY, '--db', 'memory']
+  const [yardstick] = PEERS
+  const specs: ServerSpec[] = [
+    { name: 'ours', command: [...options.ours.command, ...args, '--log', 'off'] },
+    ...EMBEDDED.map(({ name, script }) => ({ name, command: [process.execPath, script, ...args] })),
+    { name: yardstick.name, command: [process.execPath, yardstick.script, ...args] },
+  ]
+  const title = `embedded: our handler from dist/ as users mount it, memory store; ${EMBEDDED.map(({ name, what }) => `${name}: ${what}`).join('; ')}; ratio: vs ${REFERENCE} (node:http by hand)`
+  return benchGroup('embedded', title, REFERENCE, specs, options, serverPrefix)
 }
 
 /** Our binary on Node beside the examples on Bun and Deno, memory store; undefined when neither runtime is there. */
@@ -514,7 +542,7 @@ async function main(): Promise<void> {
   const options = parseOptions()
   const skipped = options.groups.filter(
     (group): group is StoreName =>
-      group !== 'runtimes' && SERVER_URL_VARIABLES[group] !== undefined && !serverUrl(group),
+      group !== 'runtimes' && group !== 'embedded' && SERVER_URL_VARIABLES[group] !== undefined && !serverUrl(group),
   )
   const groups = options.groups.filter((group) => !(skipped as string[]).includes(group))
   const notes = skipped.map(
@@ -526,14 +554,15 @@ async function main(): Promise<void> {
   const config = {
     ours: options.ours.how,
     oursCommand: options.ours.command,
-    competitors: COMPETITORS.map(({ name, script, what }) => ({
-      name,
-      what,
-      command: [process.execPath, '--import', 'tsx', script],
-    })),
+    peers: PEERS.map(({ name, script, what }) => ({ name, what, command: [process.execPath, script] })),
+    embedded: EMBEDDED.map(({ name, script, what }) => ({ name, what, command: [process.execPath, script] })),
     reference: REFERENCE,
+    loadgen: options.loadgen,
     versions: Object.fromEntries(
-      ['fastify', 'hono', '@hono/node-server', 'autocannon'].map((name) => [name, packageVersion(name)]),
+      ['fastify', 'hono', '@hono/node-server', '@whatwg-node/server', 'autocannon'].map((name) => [
+        name,
+        packageVersion(name),
+      ]),
     ),
     cpus: pinning.how,
     rounds: options.rounds,
@@ -559,6 +588,9 @@ async function main(): Promise<void> {
     if (group === 'runtimes') {
       const result = await benchRuntimes(options, pinning.serverPrefix, notes)
       if (result !== undefined) results.push(result)
+    } else if (group === 'embedded') {
+      const result = await benchEmbedded(options, pinning.serverPrefix, notes)
+      if (result !== undefined) results.push(result)
     } else {
       results.push(await benchStore(group, options, pinning.serverPrefix))
     }
@@ -573,10 +605,10 @@ async function main(): Promise<void> {
     `ours: ${config.ours}`,
     ...(groups.some((group) => group !== 'runtimes')
       ? [
-          `competitors (through tsx): baseline = node:http by hand, fastify ${versions.fastify} with route schemas, hono ${versions.hono} on @hono/node-server ${versions['@hono/node-server']}`,
+          `peers (plain JS run by node, bench/peers/): node-http = node:http by hand (the yardstick), fastify ${versions.fastify} with route and response schemas, hono ${versions.hono} on @hono/node-server ${versions['@hono/node-server']}`,
         ]
       : []),
-    `${CONNECTIONS} connections, ${options.rounds} round(s) of ${options.durationSeconds} s per server and scenario (${WARMUP_SECONDS} s warm-up in the first), ${SEED_COUNT} seeded pets, node ${process.version}, ${pinning.how}`,
+    `load generator: ${options.loadgen === 'wrk' ? 'wrk, 1 thread' : `autocannon ${versions.autocannon}, in-process`}, ${CONNECTIONS} connections, ${options.rounds} round(s) of ${options.durationSeconds} s per server and scenario (${WARMUP_SECONDS} s warm-up in the first), ${SEED_COUNT} seeded pets, node ${process.version}, ${pinning.how}`,
     "req/s, p50, p99: medians over the rounds; ratio: req/s over the reference server's; spread: (max - min) / median req/s over the rounds;",
     `loadgen CPU: the load generator's busiest round, of one core (! from 90%: the generator is the limit, the ratio is not trustworthy)`,
     ...notes,

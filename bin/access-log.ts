@@ -12,7 +12,9 @@
  */
 import { hostname } from 'node:os'
 import type { OnResponse, ResponseInfo } from '../src/observe.js'
+import { type LineWriter, lineWriter } from './log-writer.js'
 import type { LogFormat, LogLevel } from './options.js'
+import { inWorker } from './workers.js'
 
 /** pino's numeric levels. */
 const LEVELS: Record<LogLevel, number> = { debug: 20, info: 30, warn: 40, error: 50, silent: Number.POSITIVE_INFINITY }
@@ -28,33 +30,30 @@ export function loggedUrl(url: string): string {
   return url.includes('cursor=') ? url.replace(CURSOR, '$1$2...') : url
 }
 
-/** Lines are written in batches of at most this many bytes: under PIPE_BUF, so workers sharing a pipe never interleave mid-line. */
-const BATCH_BYTES = 4096
+/**
+ * Batches of at most 64 KiB from a process of its own; under `--workers`, at most PIPE_BUF
+ * (4 KiB), so that workers sharing a pipe never interleave mid-line.
+ */
+const BATCH_BYTES = inWorker ? 4096 : 64 * 1024
+
+/** The writer of the process's access log on stdout, made on first use: see log-writer.ts. */
+let stdoutWriter: LineWriter | undefined
+function logToStdout(): LineWriter {
+  if (stdoutWriter === undefined) {
+    const writer = lineWriter(process.stdout, BATCH_BYTES)
+    // An exit without flushAccessLog() (a failure, a second signal) still writes what is gathered.
+    process.once('exit', writer.flushSync)
+    stdoutWriter = writer
+  }
+  return stdoutWriter
+}
 
 /**
- * A line writer that gathers the lines of one turn of the event loop into
- * one `write`, instead of a system call per request. What is pending at exit
- * is written then (stdout to a file or pipe is synchronous).
+ * Resolves once every access-log line so far is written: what the binary
+ * awaits on SIGTERM / SIGINT before it exits, so that the last lines are not lost.
  */
-function batchedStdout(): (line: string) => void {
-  let pending = ''
-  let scheduled = false
-  const flush = () => {
-    scheduled = false
-    if (pending === '') return
-    const text = pending
-    pending = ''
-    process.stdout.write(text)
-  }
-  process.once('exit', flush)
-  return (line) => {
-    if (pending.length + line.length > BATCH_BYTES) flush()
-    pending += line
-    if (!scheduled) {
-      scheduled = true
-      setImmediate(flush)
-    }
-  }
+export function flushAccessLog(): Promise<void> {
+  return stdoutWriter?.flush() ?? Promise.resolve()
 }
 
 /** Visible ASCII but `"` and `\\`: a JSON string as it is. */
@@ -101,12 +100,13 @@ function hostName(): string {
  * createEngine({ store, keys, onResponse: accessLog('json', 'info') })
  * ```
  */
-export function accessLog(format: LogFormat, level: LogLevel, write = batchedStdout()): OnResponse | undefined {
+export function accessLog(format: LogFormat, level: LogLevel, write?: (line: string) => void): OnResponse | undefined {
   if (format === 'off' || level === 'silent') return undefined
+  const out = write ?? logToStdout()
   const least = LEVELS[level]
   const line = format === 'json' ? jsonLine(process.pid, hostName()) : prettyLine(process.stdout.isTTY === true)
   return (info) => {
     const lineLevel = levelOf(info.status)
-    if (lineLevel >= least) write(line(lineLevel, info))
+    if (lineLevel >= least) out(line(lineLevel, info))
   }
 }

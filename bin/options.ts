@@ -43,6 +43,8 @@ export interface CliOptions {
   logLevel: LogLevel
   /** A separate listener serving Prometheus `/metrics`; `undefined`: none. */
   metricsPort: number | undefined
+  /** Where the metrics listener binds: loopback unless asked, whatever `--host` is. */
+  metricsHost: string
 }
 
 export const LOG_FORMATS = ['json', 'pretty', 'off'] as const
@@ -88,7 +90,9 @@ Options:
                                                               (default 5000)
   --log FORMAT      access log on stdout: json, pretty or off (default: pretty on a terminal, else json)
   --log-level LEVEL debug, info, warn (4xx and 5xx only), error (5xx only) or silent (default info)
-  --metrics-port N  serve Prometheus /metrics on this port, on --host (default: no metrics)
+  --metrics-port N  serve Prometheus /metrics on this port, a listener of its own (default: no metrics)
+  --metrics-host HOST
+                    address the metrics listener binds, whatever --host is (default 127.0.0.1)
   -h, --help        print this help
   -v, --version     print the version
 
@@ -234,6 +238,11 @@ export function parseCli(argv: readonly string[], env: Record<string, string | u
     log: values.log !== undefined ? oneOf(LOG_FORMATS, values.log, '--log') : process.stdout.isTTY ? 'pretty' : 'json',
     logLevel: oneOf(LOG_LEVELS, values['log-level'] ?? 'info', '--log-level'),
     metricsPort: values['metrics-port'] !== undefined ? parsePort(values['metrics-port'], '--metrics-port') : undefined,
+    // Not --host: `--host 0.0.0.0` publishes the API, and must not publish the metrics with it.
+    metricsHost: values['metrics-host'] ?? '127.0.0.1',
+  }
+  if (values['metrics-host'] !== undefined && options.metricsPort === undefined) {
+    throw new UsageError('--metrics-host needs --metrics-port')
   }
   for (const key of options.keys) {
     const problem = keyProblem(key)
@@ -273,6 +282,7 @@ function parse(argv: readonly string[]) {
       log: { type: 'string' },
       'log-level': { type: 'string' },
       'metrics-port': { type: 'string' },
+      'metrics-host': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
       version: { type: 'boolean', short: 'v' },
     },

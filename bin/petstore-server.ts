@@ -18,7 +18,7 @@ import { type PetStore, PetstoreError } from '../src/index.js'
 import { type OnResponse, tell } from '../src/observe.js'
 import { requestId as idOf } from '../src/request-id.js'
 import { ambiguousPath } from '../src/request-path.js'
-import { accessLog } from './access-log.js'
+import { accessLog, flushAccessLog } from './access-log.js'
 import { reloadKeysOnSighup } from './keys-reload.js'
 import { aggregatedMetrics, type RequestMetrics, requestMetrics, serveMetrics } from './metrics.js'
 import { openStore } from './open-store.js'
@@ -137,7 +137,7 @@ async function main(): Promise<void> {
     // Everything is checked: the workers serve, this process watches them (bin/workers.ts).
     await store.close?.()
     if (options.metricsPort !== undefined)
-      await startMetrics(await aggregatedMetrics(), options.metricsPort, options.host)
+      await startMetrics(await aggregatedMetrics(), options.metricsPort, options.metricsHost)
     return runPrimary(options.workers, options.keys.length === 0 ? keys[0] : undefined, cursorSecret)
   }
   let metrics: RequestMetrics | undefined
@@ -178,6 +178,8 @@ async function main(): Promise<void> {
       maxConnections: options.maxConnections,
       maxConnectionsPerAddress: options.maxConnectionsPerAddress,
       firstRequestTimeoutMs: options.firstRequestTimeoutMs,
+      // Node's own answers (408, 431, 400s) are logged and counted like the API's.
+      onResponse,
     })
   } catch (error) {
     await store.close?.()
@@ -186,7 +188,7 @@ async function main(): Promise<void> {
   if (metrics) {
     metrics.watch(server.server)
     // Under --workers the primary serves the workers' metrics summed; a worker only counts.
-    if (!inWorker) await startMetrics(metrics, options.metricsPort ?? 0, options.host)
+    if (!inWorker) await startMetrics(metrics, options.metricsPort ?? 0, options.metricsHost)
   }
   const host = server.hostname.includes(':') ? `[${server.hostname}]` : server.hostname
   const ready = `petstore-server listening on http://${host}:${server.port}${options.basePath}`
@@ -218,6 +220,8 @@ async function main(): Promise<void> {
     } catch (error) {
       fail(`could not close the store: ${oneLine(error)}`)
     }
+    // The access log's last lines may still be on their way to stdout (bin/log-writer.ts).
+    await flushAccessLog()
     process.exit(0)
   }
   process.on('SIGTERM', () => void stop('SIGTERM'))

@@ -7,6 +7,7 @@
  */
 import { readdirSync } from 'node:fs'
 import { monitorEventLoopDelay } from 'node:perf_hooks'
+import { GCProfiler } from 'node:v8'
 
 /** The line's fields: sizes in MiB, delays in ms. */
 export interface Stats {
@@ -15,6 +16,13 @@ export interface Stats {
   /** The V8 heap reserved, and memory outside it that JS objects hold (Buffers). */
   heapTotalMiB: number
   externalMiB: number
+  /**
+   * The heap in use right after the latest full (mark-compact) collection: what
+   * the process really holds. Heap used and heap total swing with garbage not yet
+   * collected and with the reserve V8 sizes for the allocation rate; a leak moves
+   * this one. Null until a full collection has run.
+   */
+  liveHeapMiB: number | null
   loopDelayP99Ms: number
   /** Open file descriptors (Linux), or -1 where /proc is missing. */
   fds: number
@@ -26,7 +34,15 @@ const MiB = 2 ** 20
 export function printStatsEvery(intervalMs: number): void {
   const delay = monitorEventLoopDelay({ resolution: 10 })
   delay.enable()
+  // Restarted each interval, so it holds one interval's collections only.
+  let gcs = new GCProfiler()
+  gcs.start()
+  let liveHeap: number | null = null
   const timer = setInterval(() => {
+    const full = gcs.stop().statistics.findLast((gc) => gc.gcType === 'MarkSweepCompact')
+    if (full) liveHeap = full.afterGC.heapStatistics.usedHeapSize
+    gcs = new GCProfiler()
+    gcs.start()
     const { rss, heapUsed, heapTotal, external } = process.memoryUsage()
     let fds = -1
     try {
@@ -37,6 +53,7 @@ export function printStatsEvery(intervalMs: number): void {
       heapUsedMiB: round(heapUsed / MiB),
       heapTotalMiB: round(heapTotal / MiB),
       externalMiB: round(external / MiB),
+      liveHeapMiB: liveHeap === null ? null : round(liveHeap / MiB),
       loopDelayP99Ms: round(delay.percentile(99) / 1e6),
       fds,
     }

@@ -10,6 +10,10 @@ import type { ApiAnswer, ApiRequest } from './exchange.js'
 import { targetOf } from './observe.js'
 
 type Otel = typeof import('@opentelemetry/api')
+type Span = ReturnType<ReturnType<Otel['trace']['getTracer']>['startSpan']>
+
+/** A span this module started, as the stores hold it: opaque. */
+export type QuerySpan = Span
 
 /** The API once loaded; `null` when it is not installed; `undefined` until the import settles. */
 let otel: Otel | null | undefined
@@ -62,7 +66,7 @@ export function traced(
 ): ApiAnswer | Promise<ApiAnswer> {
   const api = otel as Otel
   const { method } = request
-  let span: ReturnType<ReturnType<Otel['trace']['getTracer']>['startSpan']>
+  let span: Span
   try {
     // No SDK registered: the global provider is a proxy with nothing behind it. One look, then the
     // request runs as it would untraced, without a no-op span made and dropped for each.
@@ -95,4 +99,38 @@ export function traced(
       span.end()
     }
   })
+}
+
+/**
+ * A CLIENT span for one database query, child of the active span (the
+ * request's server span), or `undefined` when that span records nothing: no
+ * SDK, sampled out, or no request around the query (a migration at startup).
+ * Call only when {@link tracing} is true. Never throws.
+ */
+export function startQuerySpan(name: string, attributes: Readonly<Record<string, string>>): Span | undefined {
+  try {
+    const api = otel as Otel
+    const parent = api.trace.getActiveSpan()
+    if (parent === undefined || !parent.isRecording()) return undefined
+    return api.trace.getTracer('petstore-server').startSpan(name, { kind: api.SpanKind.CLIENT, attributes })
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * Ends a span of {@link startQuerySpan}; a failed query gets `error.type`
+ * (the driver's error code, or the error's class name; never its message,
+ * which can quote a value) and an error status.
+ */
+export function endQuerySpan(span: Span, error?: unknown): void {
+  try {
+    if (error !== undefined) {
+      const code = (error as { code?: unknown } | null)?.code
+      const type = typeof code === 'string' || typeof code === 'number' ? String(code) : (error as Error)?.name
+      span.setAttribute('error.type', type || 'Error')
+      span.setStatus({ code: (otel as Otel).SpanStatusCode.ERROR })
+    }
+    span.end()
+  } catch {}
 }

@@ -10,12 +10,10 @@
  * Run: node --import tsx --test test/hostile-clients.test.ts
  */
 import assert from 'node:assert/strict'
-import type http from 'node:http'
 import { after, describe, type TestContext, test } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { type RunningServer, type ServeOptions, serve } from '../adapters/node.js'
-import { createPetstore, memoryStore } from '../src/index.js'
 import { type Answer, dripFeed, memoryMiB, openSocket, request } from './helpers/raw-http.js'
+import { closeInProcess, connections, serveInProcess } from './helpers/serve-in-process.js'
 import { killAll, startServer } from './helpers/spawn-server.js'
 
 const KEY = 'k'
@@ -24,28 +22,10 @@ const JSON_HEADERS = { ...AUTH, 'content-type': 'application/json' }
 /** The API's default `maxBodyBytes`. */
 const MAX_BODY_BYTES = 100 * 1024
 
-const inProcess: RunningServer[] = []
-
 after(async () => {
-  for (const running of inProcess) running.server.closeAllConnections()
-  await Promise.all(inProcess.map((running) => running.close()))
+  await closeInProcess()
   await killAll()
 })
-
-/** `serve()` in this process, on a free port, with the API on a memory store. */
-async function serveInProcess(options: Partial<ServeOptions>): Promise<RunningServer> {
-  const handler = createPetstore({ store: memoryStore(), keys: [KEY] })
-  const running = await serve({ handler, port: 0, ...options })
-  inProcess.push(running)
-  return running
-}
-
-/** Open connections of `server`, as Node counts them against `maxConnections`. */
-function connections(server: http.Server): Promise<number> {
-  return new Promise((resolve, reject) =>
-    server.getConnections((error, count) => (error ? reject(error) : resolve(count))),
-  )
-}
 
 async function waitUntil(check: () => Promise<boolean>, what: string, timeoutMs = 2_000): Promise<void> {
   const deadline = performance.now() + timeoutMs
@@ -137,7 +117,7 @@ async function uploadChunked(port: number, total: number): Promise<Upload> {
 
 describe('slow and hostile clients', { concurrency: true, timeout: 30_000 }, () => {
   test('headers sent byte by byte, or none at all: 408 and disconnected at headersTimeoutMs', async () => {
-    const server = await serveInProcess({ headersTimeoutMs: 500, requestTimeoutMs: 1_000 })
+    const server = await serveInProcess(KEY, { headersTimeoutMs: 500, requestTimeoutMs: 1_000 })
     const loris = await openSocket(server.port)
     loris.socket.write('GET /v1/pets HTTP/1.1\r\nHost: x\r\n')
     dripFeed(loris.socket, 'X-Slow: aaaaaaaaaaaaaaaa\r\n', 20)
@@ -156,7 +136,7 @@ describe('slow and hostile clients', { concurrency: true, timeout: 30_000 }, () 
   })
 
   test('a body that never ends, chunked or sized: 408 and disconnected at requestTimeoutMs', async () => {
-    const server = await serveInProcess({ headersTimeoutMs: 500, requestTimeoutMs: 1_000 })
+    const server = await serveInProcess(KEY, { headersTimeoutMs: 500, requestTimeoutMs: 1_000 })
     const head = (framing: string) =>
       `POST /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${KEY}\r\nContent-Type: application/json\r\n${framing}\r\n\r\n`
     const chunked = await openSocket(server.port)
@@ -177,7 +157,7 @@ describe('slow and hostile clients', { concurrency: true, timeout: 30_000 }, () 
   })
 
   test('what Node rejects by itself is a JSON error with the same headers, and the connection is closed', async () => {
-    const server = await serveInProcess({})
+    const server = await serveInProcess(KEY, {})
     const cases = {
       'not HTTP': ['GARBAGE\r\n\r\n', 400, 'bad_request'],
       'headers past 16 KiB': [
@@ -196,7 +176,7 @@ describe('slow and hostile clients', { concurrency: true, timeout: 30_000 }, () 
   })
 
   test('past maxConnections, all busy, a new connection is closed at once; room again once one ends', async () => {
-    const server = await serveInProcess({ maxConnections: 4 })
+    const server = await serveInProcess(KEY, { maxConnections: 4 })
     let requests = 0
     server.server.on('request', () => requests++)
     const held = await Promise.all(Array.from({ length: 4 }, () => openSocket(server.port)))

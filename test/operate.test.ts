@@ -11,6 +11,7 @@ import { after, describe, it } from 'node:test'
 import fc from 'fast-check'
 import { DIGEST_KEY, KEY as FUZZ_KEY, requestCase } from './fuzz/arbitraries.js'
 import { toRequest } from './fuzz/property.js'
+import { parsePrometheus } from './helpers/prometheus.js'
 import { killAll, type RunningServer, startServer } from './helpers/spawn-server.js'
 
 const dir = mkdtempSync(join(tmpdir(), 'petstore-operate-'))
@@ -261,29 +262,6 @@ describe('key rotation', () => {
     })
   }
 })
-
-/**
- * The Prometheus text format, parsed strictly: every line is `# HELP`, `# TYPE` or a sample
- * `name{label="value",…} number`; anything else fails. Returns the samples.
- */
-function parsePrometheus(text: string): Array<{ name: string; labels: Record<string, string>; value: number }> {
-  const samples: Array<{ name: string; labels: Record<string, string>; value: number }> = []
-  for (const line of text.split('\n')) {
-    if (line === '' || /^# (HELP|TYPE) [a-zA-Z_:][a-zA-Z0-9_:]* .*$/.test(line)) continue
-    const match = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (-?[0-9.e+-]+|NaN|[+-]Inf)$/.exec(line)
-    assert.ok(match, `not Prometheus text: ${JSON.stringify(line)}`)
-    const labels: Record<string, string> = {}
-    const pairs = match[2] ?? ''
-    const label = /([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"(?:,|$)/y
-    while (label.lastIndex < pairs.length) {
-      const pair = label.exec(pairs)
-      assert.ok(pair, `bad labels: ${pairs}`)
-      labels[pair[1] ?? ''] = pair[2] ?? ''
-    }
-    samples.push({ name: match[1] ?? '', labels, value: Number(match[3]) })
-  }
-  return samples
-}
 
 const metricsUrl = (server: RunningServer) => /metrics on (http:\/\/\S+\/metrics)/.exec(server.stderr())?.[1]
 

@@ -1,7 +1,9 @@
 /**
  * The package as a user gets it: dist/ packed by `npm pack`, installed into an
- * empty project with `npm install --offline` (its dependencies from npm's cache,
- * which `npm ci` fills), and its binary started there as npx would, on this Node
+ * empty project with `npm install --prefer-offline` (its dependencies' tarballs
+ * from npm's cache, which `npm ci` fills; `--offline` failed on a fresh machine,
+ * whose cache holds no registry metadata to resolve the version ranges with),
+ * and its binary started there as npx would, on this Node
  * and on Node 22 and 24 when npx's cache has them (see test/helpers/runtimes.ts).
  *
  * It packs dist/ as it is: run `npm run build` first (CI does).
@@ -47,7 +49,7 @@ before(async () => {
   rmSync(project, { recursive: true, force: true })
   mkdirSync(project)
   writeFileSync(join(project, 'package.json'), '{ "name": "first-contact", "private": true }\n')
-  await run('npm', ['install', '--offline', '--no-audit', '--no-fund', join(dir, tarball)], {
+  await run('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', join(dir, tarball)], {
     cwd: project,
     timeout: 120_000,
   })

@@ -17,7 +17,7 @@ import {
   storedPet,
   toPet,
 } from './hot-path.js'
-import { pageParameters, sqlitePetsSchema, sqliteStatements } from './sqlite-statements.js'
+import { pageParameters, prepareAll, sqlitePetsSchema, sqliteStatements } from './sqlite-statements.js'
 
 /**
  * The few members of a D1 prepared statement this store uses: declared here
@@ -75,11 +75,7 @@ const d1Integer = (value: number | bigint) => (typeof value === 'bigint' ? value
  * under concurrent creates on workerd.
  */
 function d1HotPath(db: D1Database, target: HotPathTarget): HotPath {
-  const sql = sqliteStatements(target)
-  const rowPages = sql.rowPages.map((text) => db.prepare(text))
-  const jsonPages = sql.jsonPages.map((text) => db.prepare(text))
-  const byId = db.prepare(sql.byId)
-  const insert = db.prepare(sql.insert)
+  const { rowPages, jsonPages, byId, insert } = prepareAll(sqliteStatements(target), (text) => db.prepare(text))
   const page = ({ status }: ListQuery) => (status === undefined ? 0 : 1)
   const parameters = ({ status, after, limit }: ListQuery) => pageParameters(status, after, limit)
 

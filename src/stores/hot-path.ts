@@ -8,6 +8,7 @@
 import { int64Of, type NewPet, type Pet, type PetStatus } from '../schemas.js'
 import type { JsonPage, ListQuery } from '../store.js'
 import type { SqlFamily } from './migrations.js'
+import type { DbSystem } from './query-spans.js'
 
 /** A row of the pets table: int8 arrives as a number, a string (pg, or read as text) or a bigint, by driver. */
 export interface PetRow {
@@ -71,6 +72,8 @@ export interface HotPath {
 export interface HotPathTarget {
   table: string
   schema: string | undefined
+  /** The server as query spans name it, where the store has asked (MySQL or MariaDB). */
+  system?: DbSystem
 }
 
 /** How every pet of a page as JSON begins; see {@link withoutLastPet} for why it marks pets and nothing else. */

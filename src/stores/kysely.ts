@@ -9,7 +9,9 @@ import { PetstoreError } from '../errors.js'
 import { BUILT_IN, type BuiltInStore, type JsonPage, LIST_JSON, type ListQuery, type PetStore } from '../store.js'
 import { groupCommit } from './group-commit.js'
 import { categoryIdText, HOT_PATH, type HotPath, type OpenHotPath, type PetRow, storedPet, toPet } from './hot-path.js'
+import { querySpanPlugin } from './kysely-spans.js'
 import { migrations, sqlFamily } from './migrations.js'
+import type { DbSystem } from './query-spans.js'
 
 /** Options of {@link kyselyStore}. */
 export interface KyselyStoreOptions {
@@ -166,13 +168,17 @@ function unavailable(error: unknown): Promise<never> {
  * const store = kyselyStore(new Kysely({ dialect: new PostgresDialect({ pool }) }))
  * ```
  */
-export function kyselyStore(db: Kysely<any>, options: KyselyStoreOptions = {}): PetStore {
+export function kyselyStore(given: Kysely<any>, options: KyselyStoreOptions = {}): PetStore {
   const openHotPath = (options as InternalKyselyStoreOptions)[HOT_PATH]
   const table = options.table ?? 'petstore_pets'
   // Migrations recorded for one pets table must not pass for another: each gets its own record.
   const migrationTable =
     options.migrationTable ?? (table === 'petstore_pets' ? 'petstore_migration' : `${table}_migration`)
-  const family = sqlFamily(db)
+  const family = sqlFamily(given)
+  /** `db.system` of the query spans; a MySQL-family server says at migration whether it is MariaDB. */
+  let system: DbSystem = family === 'postgres' ? 'postgresql' : family
+  // Query spans for what goes through kysely (see kysely-spans.ts): the same executor, one plugin more.
+  const db = given.withPlugin(querySpanPlugin(() => system))
   let schemaName = options.schema
   let scoped = schemaName ? db.withSchema(schemaName) : db
   let ready: Promise<void> | undefined
@@ -193,6 +199,10 @@ export function kyselyStore(db: Kysely<any>, options: KyselyStoreOptions = {}): 
       if (schema !== undefined) scoped = db.withSchema(schema)
       schemaName = schema
     }
+    if (family === 'mysql') {
+      const { rows } = await sql<{ version: string }>`select version() as version`.execute(db)
+      if (/mariadb/i.test(String(rows[0]?.version))) system = 'mariadb'
+    }
     const set = migrations(table, family, schema)
     const migrator = new Migrator({
       db,
@@ -209,7 +219,7 @@ export function kyselyStore(db: Kysely<any>, options: KyselyStoreOptions = {}): 
       await new Promise((resolve) => setTimeout(resolve, 20 * attempt + Math.random() * 20))
     }
     // Prepared only now: the statements name a table that exists from here on.
-    const opened = await openHotPath?.({ table, schema })
+    const opened = await openHotPath?.({ table, schema, system })
     if (closing === undefined) hot = opened && options.batchCreates !== false ? batched(opened) : opened
   }
 

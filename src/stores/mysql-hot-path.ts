@@ -15,7 +15,9 @@ import { PetstoreError } from '../errors.js'
 import { jsonPageOf } from '../pet-json.js'
 import type { NewPet } from '../schemas.js'
 import type { JsonPage, ListQuery } from '../store.js'
+import { tracing } from '../tracing.js'
 import { EMPTY_PAGE, type HotPath, type HotPathTarget, type PetRow, petColumns, storedPet, toPet } from './hot-path.js'
+import { type DbSystem, describeQuery, inQuerySpan, type QueryDescription } from './query-spans.js'
 
 /** Runs one statement, prepared once per connection, with `values` for its `?`s: its rows, or its result header. */
 export type MysqlRunner = (sql: string, values: unknown[]) => Promise<unknown>
@@ -26,6 +28,24 @@ export type MysqlRunner = (sql: string, values: unknown[]) => Promise<unknown>
  */
 export type MysqlSession = <T>(work: (run: MysqlRunner) => Promise<T>) => Promise<T>
 
+/**
+ * `runner` with a query span per statement when tracing is on (see query-spans.ts). The texts
+ * are few (a page's limit and a batch's size are written in: at most a few hundred), each described once.
+ */
+function spannedRunner(system: DbSystem, table: string): (runner: MysqlRunner) => MysqlRunner {
+  const described = new Map<string, QueryDescription>()
+  const describe = (sql: string) => {
+    let query = described.get(sql)
+    if (query === undefined) {
+      query = describeQuery(system, sql, table)
+      described.set(sql, query)
+    }
+    return query
+  }
+  return (runner) => (sql, values) =>
+    tracing() ? inQuerySpan(describe(sql), () => runner(sql, values)) : runner(sql, values)
+}
+
 /** `` `table` ``: MySQL quotes identifiers with backticks (double quotes only under ANSI_QUOTES). */
 const quoted = (name: string) => `\`${name.replaceAll('`', '``')}\``
 
@@ -35,7 +55,15 @@ const quoted = (name: string) => `\`${name.replaceAll('`', '``')}\``
  * same named lock as kysely's path (`insertInIdOrder`), so processes of
  * either kind exclude each other and pets become visible in id order.
  */
-export function mysqlHotPath(run: MysqlRunner, session: MysqlSession, target: HotPathTarget): HotPath {
+export function mysqlHotPath(
+  untracedRun: MysqlRunner,
+  untracedSession: MysqlSession,
+  target: HotPathTarget,
+  system: 'mysql' | 'mariadb' = 'mysql',
+): HotPath {
+  const traced = spannedRunner(system, target.table)
+  const run = traced(untracedRun)
+  const session: MysqlSession = (work) => untracedSession((on) => work(traced(on)))
   const from = target.schema === undefined ? quoted(target.table) : `${quoted(target.schema)}.${quoted(target.table)}`
   const columns = petColumns('mysql')
   const lockName = `petstore:${target.schema ?? ''}.${target.table}`

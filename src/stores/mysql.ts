@@ -166,7 +166,7 @@ export function mysqlStore(connection: MysqlConnection, options: MysqlStoreOptio
       if (open === undefined) throw new Error('mysqlStore: the pool is not open')
       const session = sessionOn(open, queryTimeoutMillis)
       const run: MysqlRunner = (sql, values) => session((on) => on(sql, values))
-      return mysqlHotPath(run, session, target)
+      return mysqlHotPath(run, session, target, target.system === 'mariadb' ? 'mariadb' : 'mysql')
     },
   } as KyselyStoreOptions)
 }

@@ -12,6 +12,7 @@
  */
 import type { NewPet } from '../schemas.js'
 import type { JsonPage, ListQuery } from '../store.js'
+import { tracing } from '../tracing.js'
 import {
   EMPTY_PAGE,
   type HotPath,
@@ -24,6 +25,7 @@ import {
   storedPet,
   toPet,
 } from './hot-path.js'
+import { describeQuery, inQuerySpan } from './query-spans.js'
 
 /** Runs one named statement: `pg.Pool#query` (prepared once per connection), or any runner of the same shape. */
 export type PostgresRunner = (statement: { name: string; text: string; values: unknown[] }) => Promise<{
@@ -70,7 +72,11 @@ export function postgresHotPath(query: PostgresRunner, target: HotPathTarget): H
   const lockName = `petstore:${target.schema ?? ''}.${target.table}`
   const statement = (text: string) => {
     const name = nameOf(text)
-    return async (values: unknown[]) => (await query({ name, text, values })).rows
+    // Traced, each run is a query span (see query-spans.ts); a group-commit batch is one statement, so one span.
+    const described = describeQuery('postgresql', text, target.table)
+    return async (values: unknown[]) =>
+      (await (tracing() ? inQuerySpan(described, () => query({ name, text, values })) : query({ name, text, values })))
+        .rows
   }
   // $1 is the status where a statement filters by one.
   const where = (byStatus: boolean, after: string) =>

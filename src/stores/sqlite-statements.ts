@@ -67,6 +67,24 @@ export function sqliteStatements(target: HotPathTarget): SqliteStatements {
   }
 }
 
+/** The statements of {@link SqliteStatements}, each prepared by a driver (a SQLite driver, or D1). */
+export interface PreparedStatements<S> {
+  byId: S
+  rowPages: readonly [S, S]
+  jsonPages: readonly [S, S]
+  insert: S
+}
+
+/** Prepares every statement of `sql` with `prepare`: one place for the SQLite and D1 hot paths. */
+export function prepareAll<S>(sql: SqliteStatements, prepare: (text: string) => S): PreparedStatements<S> {
+  return {
+    byId: prepare(sql.byId),
+    rowPages: [prepare(sql.rowPages[0]), prepare(sql.rowPages[1])],
+    jsonPages: [prepare(sql.jsonPages[0]), prepare(sql.jsonPages[1])],
+    insert: prepare(sql.insert),
+  }
+}
+
 /** The positional parameters of a page: ids are positive, so no cursor is the cursor 0. */
 export function pageParameters(status: string | undefined, after: number | undefined, limit: number): unknown[] {
   return status === undefined ? [after ?? 0, limit] : [status, after ?? 0, limit]

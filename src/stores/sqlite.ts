@@ -4,9 +4,10 @@
  *
  * @module
  */
-import { Kysely, type SqliteDatabase, SqliteDialect } from 'kysely'
+import { Kysely, type SqliteDatabase, SqliteDialect, type SqliteStatement } from 'kysely'
 import type { NewPet } from '../schemas.js'
 import type { JsonPage, ListQuery, PetStore } from '../store.js'
+import { tracing } from '../tracing.js'
 import {
   EMPTY_PAGE,
   HOT_PATH,
@@ -19,8 +20,9 @@ import {
   toPet,
 } from './hot-path.js'
 import { type KyselyStoreOptions, kyselyStore } from './kysely.js'
+import { describeQuery, inQuerySpan, type QueryDescription } from './query-spans.js'
 import { AUTO_ORDER, assertSqliteDriver, loadSqliteDriver, type SqliteDriver } from './sqlite-drivers.js'
-import { pageParameters, sqliteStatements } from './sqlite-statements.js'
+import { pageParameters, prepareAll, sqliteStatements } from './sqlite-statements.js'
 
 export type { SqliteDriver } from './sqlite-drivers.js'
 
@@ -53,6 +55,22 @@ function configure(database: SqliteDatabase, busyTimeoutMs: number): void {
   }
 }
 
+/** A prepared statement whose runs are query spans when tracing is on (see query-spans.ts); else one check. */
+class Statement {
+  constructor(
+    private readonly statement: SqliteStatement,
+    private readonly query: QueryDescription,
+  ) {}
+
+  all(parameters: readonly unknown[]): unknown[] {
+    return tracing() ? inQuerySpan(this.query, () => this.statement.all(parameters)) : this.statement.all(parameters)
+  }
+
+  run(parameters: readonly unknown[]): { lastInsertRowid: number | bigint } {
+    return tracing() ? inQuerySpan(this.query, () => this.statement.run(parameters)) : this.statement.run(parameters)
+  }
+}
+
 /**
  * The hot path of `sqliteStore`: statements prepared once on the driver's
  * database, run synchronously. Through kysely, each request built a query,
@@ -66,14 +84,12 @@ function configure(database: SqliteDatabase, busyTimeoutMs: number): void {
  * store: see sqlite-statements.ts.
  */
 function sqliteHotPath(database: SqliteDatabase, target: HotPathTarget): HotPath {
-  const sql = sqliteStatements(target)
-  const rowPages = sql.rowPages.map((text) => database.prepare(text))
-  const jsonPages = sql.jsonPages.map((text) => database.prepare(text))
-  const byId = database.prepare(sql.byId)
-  const insert = database.prepare(sql.insert)
+  const prepare = (text: string) => new Statement(database.prepare(text), describeQuery('sqlite', text, target.table))
+  const { rowPages, jsonPages, byId, insert } = prepareAll(sqliteStatements(target), prepare)
   // Group commit (see group-commit.ts): a batch is one immediate transaction, so one commit; the
   // busy handler waits for another process's lock at `begin immediate`, as at a lone insert.
-  const [begin, commit, rollback] = ['begin immediate', 'commit', 'rollback'].map((text) => database.prepare(text))
+  // Traced, each statement of a batch is a span of its own, under the request that started the batch.
+  const [begin, commit, rollback] = ['begin immediate', 'commit', 'rollback'].map(prepare)
   const insertOne = (pet: NewPet) => Number(insert.run([pet.name, pet.categoryId, pet.status ?? null]).lastInsertRowid)
   const parameters = ({ status, after, limit }: ListQuery) => pageParameters(status, after, limit)
 

@@ -7,7 +7,7 @@
  * whole, in chunks, or broken off.
  */
 import fc from 'fast-check'
-import { encodeCursor } from '../../bench/api-rules.js'
+import { encodeCursor } from '../../bench/cursor.js'
 
 /** The key configured in clear. */
 export const KEY = 'fuzz-key-5d41402abc4b2a76'

@@ -12,7 +12,7 @@ import { join } from 'node:path'
 import { inspect } from 'node:util'
 import fc from 'fast-check'
 import * as v from 'valibot'
-import { encodeCursor } from '../../bench/api-rules.js'
+import { encodeCursor } from '../../bench/cursor.js'
 import {
   createPetstore,
   ErrorSchema,
