@@ -66,11 +66,16 @@ export function groupCommit<Row>(
   const queue: Array<Waiting<Row>> = []
   let writing = false
 
+  /** Whether the last write answered synchronously (SQLite): see {@link drain}. */
+  let synchronous = false
+
   /** Writes `batch` and settles each of its callers; splits it on a failure that rolled everything back. */
   async function write(batch: Array<Waiting<Row>>): Promise<void> {
     let ids: readonly number[]
     try {
-      ids = await insertMany(batch.map((each) => each.row))
+      const written = insertMany(batch.map((each) => each.row))
+      synchronous = !(written instanceof Promise)
+      ids = await written
     } catch (error) {
       if (batch.length === 1 || !canSplit(error)) {
         for (const each of batch) each.reject(error)
@@ -106,8 +111,14 @@ export function groupCommit<Row>(
     }
     writing = true
     const done = write(nextBatch())
-    // Creates parsed later in this turn queue up behind the write, and go together in the next.
-    done.then(() => afterTurn(drain))
+    done.then(() => {
+      // A synchronous write is over before the other requests of this turn of the event loop are read:
+      // their creates queue up behind it and go together at the end of the turn. An asynchronous
+      // write spanned turns, so whatever could queue behind it has: the next batch goes at once, and
+      // with none waiting the queue is idle at once, without a turn of the event loop for nothing.
+      if (synchronous) afterTurn(drain)
+      else drain()
+    })
   }
 
   return (row) =>
