@@ -18,7 +18,6 @@ import {
   type ReadableSpan,
   SimpleSpanProcessor,
 } from '@opentelemetry/sdk-trace-base'
-import Database from 'better-sqlite3'
 import { Kysely, SqliteDialect } from 'kysely'
 import { serve } from '../adapters/node.js'
 import { createPetstore, type PetStore } from '../src/index.js'
@@ -26,6 +25,7 @@ import { kyselyStore } from '../src/stores/kysely.js'
 import { mysqlStore } from '../src/stores/mysql.js'
 import { postgresStore } from '../src/stores/postgres.js'
 import { sqliteStore } from '../src/stores/sqlite.js'
+import { loadSqliteDriver } from '../src/stores/sqlite-drivers.js'
 import { loadTracing } from '../src/tracing.js'
 import { KEY } from './helpers/client.js'
 
@@ -154,7 +154,8 @@ describe('query spans', () => {
   it('kyselyStore over an instance of one’s own: a span per query through the plugin', async () => {
     const table = freshName()
     const db = new Kysely<any>({
-      dialect: new SqliteDialect({ database: new Database(join(directory, `${table}.db`)) }),
+      // The runtime's own SQLite driver: on Node 22 and 24, better-sqlite3's addon (built for Node 20) cannot load.
+      dialect: new SqliteDialect({ database: (await loadSqliteDriver()).open(join(directory, `${table}.db`)) }),
     })
     const traffic = await trafficSpans(kyselyStore(db, { table, destroyOnClose: true }))
     assertQuerySpans(traffic, /^sqlite$/, table)
