@@ -47,26 +47,5 @@ export async function embeddedHandler() {
   return { port: Number(values.port), handler, store }
 }
 
-/** The ready line bench/server-process.ts waits for. */
-export function announce(name, port) {
-  console.log(`${name} listening on http://127.0.0.1:${port}/v1`)
-}
-
-/** On SIGTERM: close the server and the store, exit. */
-export function exitOnSigterm(server, store) {
-  process.once('SIGTERM', () => {
-    server.close()
-    server.closeAllConnections?.()
-    Promise.resolve()
-      .then(() => store.close?.())
-      .finally(() => process.exit(0))
-  })
-}
-
-/** Runs `main`, exiting 1 with the error should it fail to start. */
-export function run(main) {
-  main().catch((error) => {
-    console.error(error)
-    process.exit(1)
-  })
-}
+// The ready line, SIGTERM handling and start-up are the peers' own: the bench drives both alike.
+export { announce, exitOnSigterm, run } from '../peers/common.mjs'

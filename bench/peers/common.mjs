@@ -97,7 +97,7 @@ export function exitOnSigterm(server, store) {
     server.close()
     server.closeAllConnections?.()
     Promise.resolve()
-      .then(() => store.close())
+      .then(() => store.close?.())
       .finally(() => process.exit(0))
   })
 }
