@@ -317,15 +317,21 @@ export function createEngine(options: PetstoreOptions): Engine {
     return result
   }
 
+  /** An answer given without routing: only the headers every answer carries, and no body for HEAD. */
+  function refused(answer: ApiAnswer, request: ApiRequest, requestId: string): ApiAnswer {
+    setDefaults(answer.headers)
+    answer.headers['x-request-id'] = requestId
+    if (request.method === 'HEAD') answer.body = null
+    return answer
+  }
+
   function completed(result: ApiAnswer, request: Routed, requestId: string): ApiAnswer {
     try {
       finish(result, request)
     } catch (error) {
       // A `cors.origin` function can throw: still answer, with the headers every answer carries.
       report(error, request, requestId)
-      result = errorAnswer(error)
-      setDefaults(result.headers)
-      if (request.method === 'HEAD') result.body = null
+      return refused(errorAnswer(error), request, requestId)
     }
     result.headers['x-request-id'] = requestId
     return result
@@ -334,13 +340,6 @@ export function createEngine(options: PetstoreOptions): Engine {
   const ambiguous = fixedAnswer(new PetstoreError(400, 'bad_request', AMBIGUOUS_PATH))
   // Only a request read straight off a socket can carry a URL that does not parse.
   const malformed = fixedAnswer(new PetstoreError(400, 'bad_request', 'The request URL is malformed'))
-
-  function refused(answer: ApiAnswer, request: ApiRequest, requestId: string): ApiAnswer {
-    setDefaults(answer.headers)
-    answer.headers['x-request-id'] = requestId
-    if (request.method === 'HEAD') answer.body = null
-    return answer
-  }
 
   // Synchronous wherever the answer is known at once (see Engine): no async function, no await.
   const engine: Engine = (request) => {
