@@ -223,13 +223,8 @@ export function createEngine(options: PetstoreOptions): Engine {
   const cors = options.cors ? createCors(options.cors) : undefined
   const cursors = cursorCodec(options.cursorSecret)
   const limits = (request: ApiRequest): Limits => ({ timeoutMs, signal: request.signal })
-  /** Each request talks to the store through its own limits: its timeout, its client's abort. */
-  const contextOf = (request: ApiRequest): OperationContext => ({
-    store: guardStore(options.store, limits(request)),
-    basePath,
-    maxBodyBytes,
-    cursors,
-  })
+  /** One for every request: each store call is bounded by its request's signal and the timeout. */
+  const context: OperationContext = { store: guardStore(options.store, timeoutMs), basePath, maxBodyBytes, cursors }
   const documentText = JSON.stringify(openApiDocument(basePath, normalizeServers(options.servers)))
   const documentPath = `${basePath}/openapi.json`
   const getPetPath = new RegExp(`^${basePath.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}/pets/[^/]+/*$`)
@@ -260,11 +255,8 @@ export function createEngine(options: PetstoreOptions): Engine {
   }
 
   const openapi = () => jsonAnswer(documentText)
-  const list = (request: Routed) => listPets(request.parsed, contextOf(request))
-  const create = (request: Routed) => createPet(request, contextOf(request))
-  const get = (request: Routed) => getPet(request.params.petId ?? '', contextOf(request))
 
-  // itty-router answers what is not one of the three operations (see `operation`): 405s with `Allow`,
+  // itty-router answers what is not one of the three operations (see `route`): 405s with `Allow`,
   // 404s, the document.
   const router = Router<Routed>({ base: basePath })
     .get('/openapi.json', openapi)
@@ -277,28 +269,26 @@ export function createEngine(options: PetstoreOptions): Engine {
     })
 
   const petsPath = `${basePath}/pets`
+  const petPrefix = `${petsPath}/`
   /**
-   * The three operations, found without the router: it would parse the URL a
-   * second time, collect every query parameter and await a hook per step,
-   * which costs a small answer several percent. Anything else goes to it.
-   * Trailing slashes are dropped as the router's patterns allow them.
+   * The three operations are found without the router: it would parse the URL
+   * a second time, collect every query parameter and await a hook per step,
+   * which costs a small answer several percent, and its answer is always a
+   * promise where a store that answers at once lets ours be written in the same
+   * turn. Anything else goes to it. Trailing slashes are dropped as the
+   * router's patterns allow them.
    */
-  function operation(request: Routed): ((request: Routed) => Promise<ApiAnswer>) | undefined {
+  function route(request: Routed): ApiAnswer | Promise<ApiAnswer> {
     const path = trimSlashes(request.parsed.pathname)
     const { method } = request
-    if (path === petsPath) return method === 'POST' ? create : method === 'GET' || method === 'HEAD' ? list : undefined
-    if ((method === 'GET' || method === 'HEAD') && path.startsWith(`${petsPath}/`)) {
-      const petId = path.slice(petsPath.length + 1)
-      if (petId.includes('/')) return undefined
-      request.params = { petId }
-      return get
+    const read = method === 'GET' || method === 'HEAD'
+    if (path === petsPath) {
+      if (read) return listPets(request.parsed, context, request.signal)
+      if (method === 'POST') return createPet(request, context)
+    } else if (read && path.startsWith(petPrefix) && !path.includes('/', petPrefix.length)) {
+      return getPet(path.slice(petPrefix.length), context, request.signal)
     }
-    return undefined
-  }
-
-  function route(request: Routed): Promise<ApiAnswer> {
-    const run = operation(request)
-    return run ? run(request) : (router.fetch(request) as Promise<ApiAnswer>)
+    return router.fetch(request) as Promise<ApiAnswer>
   }
 
   function answer(request: Routed): ApiAnswer | Promise<ApiAnswer> {

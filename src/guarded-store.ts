@@ -1,5 +1,5 @@
 /**
- * The store as one request sees it: every call bounded by the request's
+ * The store as requests see it: every call bounded by its request's
  * limits, and every answer checked against the Pet schema, so that a store
  * with a bug gives a 500 (its cause told to `onError`) rather than a body
  * that breaks the API's contract.
@@ -7,9 +7,11 @@
  * @module
  */
 import * as v from 'valibot'
-import { aborted, type Limits, waitFor } from './deadline.js'
-import { type Pet, PetSchema } from './schemas.js'
-import { ANSWERS_AT_ONCE, isBuiltIn, type JsonPage, LIST_JSON, type ListQuery, type PetStore } from './store.js'
+import { aborted, waitFor } from './deadline.js'
+import type { AbortLike } from './exchange.js'
+import { jsonPageOf } from './pet-json.js'
+import { type NewPet, type Pet, PetSchema } from './schemas.js'
+import { isBuiltIn, type JsonPage, LIST_JSON, type ListQuery, NOW, type PetStore, type StoreNow } from './store.js'
 
 /** A Pet and nothing else: what a store may return. Built from PetSchema, the one source of truth. */
 const StoredPetSchema = v.strictObject(PetSchema.entries)
@@ -43,73 +45,85 @@ function checkPage(rows: unknown, { status, limit, after }: ListQuery): Pet[] {
   })
 }
 
-/**
- * A store that answers at once (the memory store): work not yet begun for a
- * client that has gone is never begun; begun, it is done at once. A class:
- * one object per request, where closures were four.
- */
-class AtOnce implements GuardedStore {
-  constructor(
-    private readonly store: PetStore,
-    private readonly signal: Limits['signal'],
-  ) {}
-
-  create(pet: Parameters<PetStore['create']>[0]) {
-    return this.signal?.aborted ? Promise.reject(aborted()) : this.store.create(pet)
-  }
-
-  get(id: number) {
-    return this.signal?.aborted ? Promise.reject(aborted()) : this.store.get(id)
-  }
-
-  list(query: ListQuery) {
-    return this.signal?.aborted ? Promise.reject(aborted()) : this.store.list(query)
-  }
-}
-
-/** The store as the operations use it. */
-export interface GuardedStore extends Pick<PetStore, 'create' | 'get' | 'list'> {
-  /** A page as JSON text, where the store can write one (see `LIST_JSON`). */
-  listJson?: ((query: ListQuery) => Promise<JsonPage>) | undefined
+/** The store as the operations use it: one for the handler, each call bounded by its request's signal. */
+export interface GuardedStore {
+  /**
+   * The page `{ status, limit, after }` as JSON; at once (no promise) from a store that
+   * answers synchronously, so that the request is answered in the turn that read it.
+   */
+  page(query: ListQuery, signal: AbortLike | undefined): JsonPage | Promise<JsonPage>
+  /** The pet with `id`, or `undefined`; at once from a store that answers synchronously. */
+  get(id: number, signal: AbortLike | undefined): Pet | undefined | Promise<Pet | undefined>
+  create(pet: NewPet, signal: AbortLike | undefined): Pet | Promise<Pet>
 }
 
 /**
- * Wraps `store` for one request: a call still pending after
- * `limits.timeoutMs` is answered 503, a call the client stopped waiting for
- * (`limits.signal`) is answered 400 `aborted`, and malformed rows throw a
- * {@link StoreContractError} (a 500). The stores of this package are proven
- * by the conformance suite, so their answers are not checked again: that
- * check costs more than a page of the memory store takes to read.
+ * Wraps `store` for the handler: a call still pending after `timeoutMs` is
+ * answered 503, a call the client stopped waiting for (its `signal`) is
+ * answered 400 `aborted`, and malformed rows throw a
+ * {@link StoreContractError} (a 500).
+ *
+ * The stores of this package are proven by the conformance suite, so their
+ * answers are not checked again: that check costs more than a page of the
+ * memory store takes to read. Where one answers synchronously (see `NOW`),
+ * it is called directly: work not yet begun for a client that has gone is
+ * never begun, and begun, it is done before any timer or abort could fire.
  *
  * @example
  * ```ts
- * const store = guardStore(memoryStore(), { timeoutMs: 30_000, signal: request.signal })
+ * const store = guardStore(memoryStore(), 30_000)
+ * const pet = await store.get(7, request.signal)
  * ```
  */
-export function guardStore(store: PetStore, limits: Limits): GuardedStore {
-  if (isBuiltIn(store) && store[ANSWERS_AT_ONCE]) return new AtOnce(store, limits.signal)
-  if (isBuiltIn(store)) {
-    const listJson = store[LIST_JSON]
+export function guardStore(store: PetStore, timeoutMs: number): GuardedStore {
+  const later = <T>(work: () => T | PromiseLike<T>, signal: AbortLike | undefined) =>
+    waitFor(work, { timeoutMs, signal })
+  if (!isBuiltIn(store)) {
     return {
-      create: (pet) => waitFor(() => store.create(pet), limits),
-      get: (id) => waitFor(() => store.get(id), limits),
-      list: (query) => waitFor(() => store.list(query), limits),
-      listJson: listJson && ((query) => waitFor(() => listJson.call(store, query), limits)),
+      async page(query, signal) {
+        // One pet more than the page tells whether a next page exists, without a count.
+        const asked = { ...query, limit: query.limit + 1 }
+        return jsonPageOf(checkPage(await later(() => store.list(asked), signal), asked), query.limit)
+      },
+      async get(id, signal) {
+        const pet = await later(() => store.get(id), signal)
+        if (pet === undefined) return undefined
+        const checked = checkPet(pet, 'store.get')
+        if (checked.id !== id) throw new StoreContractError('store.get returned a pet with another id')
+        return checked
+      },
+      async create(pet, signal) {
+        return checkPet(await later(() => store.create(pet), signal), 'store.create')
+      },
     }
   }
+  const listJson = store[LIST_JSON]
+  const nowOf = store[NOW]
+  /** The store's synchronous calls for a request whose client is still there, if it has them now. */
+  const atOnce = (signal: AbortLike | undefined): StoreNow | undefined => {
+    const now = nowOf?.call(store)
+    if (now !== undefined && signal?.aborted) throw aborted()
+    return now
+  }
   return {
-    async create(pet) {
-      return checkPet(await waitFor(() => store.create(pet), limits), 'store.create')
+    page(query, signal) {
+      const now = atOnce(signal)
+      if (now !== undefined) {
+        return now.listJson
+          ? now.listJson(query)
+          : jsonPageOf(now.list({ status: query.status, limit: query.limit + 1, after: query.after }), query.limit)
+      }
+      if (listJson) return later(() => listJson.call(store, query), signal)
+      const asked = { ...query, limit: query.limit + 1 }
+      return later(() => store.list(asked), signal).then((pets) => jsonPageOf(pets, query.limit))
     },
-    async get(id) {
-      const pet = await waitFor(() => store.get(id), limits)
-      if (pet === undefined) return undefined
-      const checked = checkPet(pet, 'store.get')
-      if (checked.id !== id) throw new StoreContractError('store.get returned a pet with another id')
-      return checked
+    get(id, signal) {
+      const now = atOnce(signal)
+      return now !== undefined ? now.get(id) : later(() => store.get(id), signal)
     },
-    async list(query) {
-      return checkPage(await waitFor(() => store.list(query), limits), query)
+    create(pet, signal) {
+      const now = atOnce(signal)
+      return now?.create !== undefined ? now.create(pet) : later(() => store.create(pet), signal)
     },
   }
 }

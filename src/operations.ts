@@ -6,11 +6,12 @@
 import { readJson } from './body.js'
 import type { CursorCodec } from './cursor.js'
 import { PetstoreError } from './errors.js'
-import { type ApiAnswer, type ApiRequest, jsonAnswer } from './exchange.js'
+import { type AbortLike, type ApiAnswer, type ApiRequest, jsonAnswer } from './exchange.js'
 import type { GuardedStore } from './guarded-store.js'
-import { jsonPageOf, petJson } from './pet-json.js'
+import { petJson } from './pet-json.js'
 import { queryValues, type Target } from './request-target.js'
-import { ListQuerySchema, NewPetSchema, PetIdSchema } from './schemas.js'
+import { ListQuerySchema, NewPetSchema, type Pet, PetIdSchema } from './schemas.js'
+import type { JsonPage } from './store.js'
 import { validate } from './validate.js'
 
 /** What the operations need from `createPetstore`'s options. */
@@ -24,8 +25,12 @@ export interface OperationContext {
 
 const KNOWN_QUERY = ['limit', 'status', 'cursor'] as const
 
-/** `GET /pets`: one page, and a `Link: rel="next"` when more pets match. */
-export async function listPets(target: Target, { store, basePath, cursors }: OperationContext): Promise<ApiAnswer> {
+/** `GET /pets`: one page, and a `Link: rel="next"` when more pets match; at once where the store answers at once. */
+export function listPets(
+  target: Target,
+  context: OperationContext,
+  signal: AbortLike | undefined,
+): ApiAnswer | Promise<ApiAnswer> {
   const raw: Record<string, string | undefined> = {}
   for (const name of KNOWN_QUERY) {
     const values = queryValues(target.query, name)
@@ -39,22 +44,26 @@ export async function listPets(target: Target, { store, basePath, cursors }: Ope
   const query = validate(ListQuerySchema, raw, 'query')
   const { status, limit } = query
   // A cursor continues the walk over one `status` only: another status would skip pets silently.
-  const after = query.cursor === undefined ? undefined : cursors.decode(query.cursor, status)
-  // The store writes the page's JSON itself where it can (a SQL database does it faster than rows become
-  // objects); else one row more than asked tells whether a next page exists without a count.
-  const {
-    json: body,
-    lastId,
-    more,
-  } = store.listJson
-    ? await store.listJson({ status, limit, after })
-    : jsonPageOf(await store.list({ status, limit: limit + 1, after }), limit)
+  const after = query.cursor === undefined ? undefined : context.cursors.decode(query.cursor, status)
+  // The store writes the page's JSON itself where it can (a SQL database does it faster than rows become objects).
+  const page = context.store.page({ status, limit, after }, signal)
+  return page instanceof Promise
+    ? page.then((found) => pageAnswer(found, limit, status, context))
+    : pageAnswer(page, limit, status, context)
+}
+
+function pageAnswer(
+  { json, lastId, more }: JsonPage,
+  limit: number,
+  status: string | undefined,
+  { basePath, cursors }: OperationContext,
+): ApiAnswer {
   const headers: Record<string, string> = {}
   if (more && lastId !== undefined) {
     const cursor = cursors.encode(lastId, status)
     headers.link = `<${basePath}/pets?limit=${limit}${status ? `&status=${status}` : ''}&cursor=${cursor}>; rel="next"`
   }
-  return jsonAnswer(body, 200, headers)
+  return jsonAnswer(json, 200, headers)
 }
 
 /** Body keys whose integers are read digit for digit (int64, beyond what a JSON number holds). */
@@ -68,21 +77,32 @@ export async function createPet(
   const body = await readJson(request, maxBodyBytes, EXACT_INTEGERS)
   // valibot's object schema takes arrays for objects; the API does not.
   const input = validate(NewPetSchema, Array.isArray(body) ? null : body, 'body')
-  const pet = await store.create(input)
+  const pet = await store.create(input, request.signal)
   return jsonAnswer(petJson(pet), 201, { location: `${basePath}/pets/${pet.id}` })
 }
 
-/** `GET /pets/{petId}`: the pet, or 404. */
-export async function getPet(rawId: string, { store }: OperationContext): Promise<ApiAnswer> {
-  let text: string
-  try {
-    text = decodeURIComponent(rawId)
-  } catch {
-    text = rawId // not percent-decodable: validation rejects it below
+/** `GET /pets/{petId}`: the pet, or 404; at once where the store answers at once. */
+export function getPet(
+  rawId: string,
+  { store }: OperationContext,
+  signal: AbortLike | undefined,
+): ApiAnswer | Promise<ApiAnswer> {
+  let text = rawId
+  if (rawId.includes('%')) {
+    try {
+      text = decodeURIComponent(rawId)
+    } catch {
+      // not percent-decodable: validation rejects it below
+    }
   }
   const id = validate(PetIdSchema, text, 'petId')
   // An int64 beyond the safe range is well-formed, but no pet can have it.
-  const pet = Number.isSafeInteger(id) ? await store.get(id) : undefined
+  if (!Number.isSafeInteger(id)) return petAnswer(undefined, text)
+  const pet = store.get(id, signal)
+  return pet instanceof Promise ? pet.then((found) => petAnswer(found, text)) : petAnswer(pet, text)
+}
+
+function petAnswer(pet: Pet | undefined, text: string): ApiAnswer {
   if (!pet) throw new PetstoreError(404, 'not_found', `No pet with id ${text}`)
   return jsonAnswer(petJson(pet))
 }

@@ -58,15 +58,29 @@ export interface JsonPage {
 export const BUILT_IN = Symbol.for('petstore-server.builtInStore')
 export const LIST_JSON = Symbol.for('petstore-server.listJson')
 /**
- * Marks a store whose every call settles before it returns (the memory store): no timeout
- * can fire and no client can go away while it works, so the handler arms neither.
+ * Where a store of this package offers its calls answered synchronously, when
+ * it can at that moment: the memory store always, a SQLite store once its
+ * schema is ready. A read is then answered in the turn that asked for it, with
+ * no promise between the request and its answer; no timeout can fire and no
+ * client can go away while it works, so the handler arms neither.
  */
-export const ANSWERS_AT_ONCE = Symbol.for('petstore-server.answersAtOnce')
+export const NOW = Symbol.for('petstore-server.now')
+
+/** A store's calls answered before they return; see {@link NOW}. Errors are thrown as the async calls reject. */
+export interface StoreNow {
+  get(id: number): Pet | undefined
+  list(query: ListQuery): Pet[]
+  /** As {@link BuiltInStore}'s `LIST_JSON`, where the store writes pages as JSON. */
+  listJson?(query: ListQuery): JsonPage
+  /** Where a create is synchronous too (memory; a SQL store's creates go through group commit). */
+  create?(pet: NewPet): Pet
+}
 
 /** A store of this package: {@link BUILT_IN} set, {@link LIST_JSON} where the store can. */
 export interface BuiltInStore extends PetStore {
   readonly [BUILT_IN]: true
-  readonly [ANSWERS_AT_ONCE]?: true
+  /** The synchronous calls, or `undefined` while the store cannot answer synchronously (not migrated yet, closed). */
+  [NOW]?(): StoreNow | undefined
   /** The page `{ status, limit, after }` as JSON text, with `limit` the page size itself (not one more). */
   [LIST_JSON]?(query: ListQuery): Promise<JsonPage>
 }

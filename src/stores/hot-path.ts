@@ -54,6 +54,11 @@ export const EMPTY_PAGE: JsonPage = Object.freeze({ json: '[]', lastId: undefine
  * Methods may answer synchronously (SQLite drivers do) or with a promise.
  */
 export interface HotPath {
+  /**
+   * Every read answers before it returns (the SQLite drivers): the store then offers its reads
+   * synchronously to the handler (see `NOW` in ../store.ts).
+   */
+  synchronous?: true
   get(id: number): Pet | undefined | Promise<Pet | undefined>
   list(query: ListQuery): Pet[] | Promise<Pet[]>
   listJson(query: ListQuery): JsonPage | Promise<JsonPage>

@@ -6,7 +6,17 @@
  */
 import { type Kysely, Migrator, sql } from 'kysely'
 import { PetstoreError } from '../errors.js'
-import { BUILT_IN, type BuiltInStore, type JsonPage, LIST_JSON, type ListQuery, type PetStore } from '../store.js'
+import type { Pet } from '../schemas.js'
+import {
+  BUILT_IN,
+  type BuiltInStore,
+  type JsonPage,
+  LIST_JSON,
+  type ListQuery,
+  NOW,
+  type PetStore,
+  type StoreNow,
+} from '../store.js'
 import { groupCommit } from './group-commit.js'
 import { categoryIdText, HOT_PATH, type HotPath, type OpenHotPath, type PetRow, storedPet, toPet } from './hot-path.js'
 import { querySpanPlugin } from './kysely-spans.js'
@@ -150,9 +160,39 @@ interface InternalKyselyStoreOptions extends KyselyStoreOptions {
   [HOT_PATH]?: OpenHotPath
 }
 
+/** `error`, as a 503 when it says the database cannot be reached. */
+const mapped = (error: unknown): unknown => (isUnavailable(error) ? PetstoreError.unavailable(error) : error)
+
 /** Rejects with `error`, as a 503 when it says the database cannot be reached. */
 function unavailable(error: unknown): Promise<never> {
-  return Promise.reject(isUnavailable(error) ? PetstoreError.unavailable(error) : error)
+  return Promise.reject(mapped(error))
+}
+
+/** The reads of a synchronous hot path (SQLite), offered to the handler as they are (see `NOW`). */
+function readsNow(statements: HotPath): StoreNow {
+  return {
+    get(id) {
+      try {
+        return statements.get(id) as Pet | undefined
+      } catch (error) {
+        throw mapped(error)
+      }
+    },
+    list(query) {
+      try {
+        return statements.list(query) as Pet[]
+      } catch (error) {
+        throw mapped(error)
+      }
+    },
+    listJson(query) {
+      try {
+        return statements.listJson(query) as JsonPage
+      } catch (error) {
+        throw mapped(error)
+      }
+    },
+  }
 }
 
 /**
@@ -189,6 +229,8 @@ export function kyselyStore(given: Kysely<any>, options: KyselyStoreOptions = {}
    * keeps the schema, the migrations, ping, and every other dialect.
    */
   let hot: HotPath | undefined
+  /** Its reads answered synchronously, where it has them (SQLite): see `NOW`. */
+  let now: StoreNow | undefined
 
   async function migrate(): Promise<void> {
     let schema = options.schema
@@ -220,7 +262,10 @@ export function kyselyStore(given: Kysely<any>, options: KyselyStoreOptions = {}
     }
     // Prepared only now: the statements name a table that exists from here on.
     const opened = await openHotPath?.({ table, schema, system })
-    if (closing === undefined) hot = opened && options.batchCreates !== false ? batched(opened) : opened
+    if (closing === undefined) {
+      hot = opened && options.batchCreates !== false ? batched(opened) : opened
+      now = opened?.synchronous ? readsNow(opened) : undefined
+    }
   }
 
   /** `statements` with creates through group commit, when they can insert many rows at once. */
@@ -312,6 +357,7 @@ export function kyselyStore(given: Kysely<any>, options: KyselyStoreOptions = {}
 
   const store: BuiltInStore = {
     [BUILT_IN]: true,
+    [NOW]: () => now,
     create: (pet) =>
       fast(
         (statements) => statements.create(pet),
@@ -348,6 +394,7 @@ export function kyselyStore(given: Kysely<any>, options: KyselyStoreOptions = {}
     close() {
       // Later calls go to kysely, which refuses them once destroyed, as before there was a hot path.
       hot = undefined
+      now = undefined
       closing ??= options.destroyOnClose ? db.destroy() : Promise.resolve()
       return closing
     },

@@ -5,7 +5,7 @@
  * @module
  */
 import type { NewPet, Pet, PetStatus } from '../schemas.js'
-import { ANSWERS_AT_ONCE, BUILT_IN, type BuiltInStore, type ListQuery, type PetStore } from '../store.js'
+import { BUILT_IN, type BuiltInStore, type ListQuery, NOW, type PetStore, type StoreNow } from '../store.js'
 
 /** Options of {@link memoryStore}. */
 export interface MemoryStoreOptions {
@@ -73,25 +73,32 @@ export function memoryStore(options: MemoryStoreOptions = {}): PetStore {
   const given = new Set<NewPet | Pet>(withIds)
   for (const pet of seeded) if (!given.has(pet)) add(freeze(lastId + 1, pet))
 
-  const store: BuiltInStore = {
-    [BUILT_IN]: true,
-    [ANSWERS_AT_ONCE]: true,
-    async create(pet) {
-      const stored = freeze(lastId + 1, pet)
-      add(stored)
-      return stored
-    },
-    async get(id) {
+  // Every call answers at once: the handler reads through these (see NOW), the async contract wraps them.
+  const create = (pet: NewPet): Pet => {
+    const stored = freeze(lastId + 1, pet)
+    add(stored)
+    return stored
+  }
+  const now: StoreNow = {
+    create,
+    get(id) {
       const guess = all[id - 1]
       if (guess?.id === id) return guess
       const found = all[firstAfter(all, id - 1)]
       return found?.id === id ? found : undefined
     },
-    async list({ status, limit, after }: ListQuery) {
+    list({ status, limit, after }: ListQuery) {
       const source = status === undefined ? all : byStatus[status]
       const start = after === undefined ? 0 : firstAfter(source, after)
       return source.slice(start, start + limit)
     },
+  }
+  const store: BuiltInStore = {
+    [BUILT_IN]: true,
+    [NOW]: () => now,
+    create: async (pet) => create(pet),
+    get: async (id) => now.get(id),
+    list: async (query) => now.list(query),
     async ping() {},
     async close() {},
   }

@@ -23,8 +23,21 @@ export type SqliteDriver = 'better-sqlite3' | 'node:sqlite' | 'bun:sqlite'
  */
 export const AUTO_ORDER: readonly SqliteDriver[] = ['bun:sqlite', 'node:sqlite', 'better-sqlite3']
 
-/** Opens a database file (or `':memory:'`) with one driver, as the database kysely's `SqliteDialect` takes. */
-type Opener = (path: string) => SqliteDatabase
+/**
+ * A statement as kysely's `SqliteDialect` runs it, and `get`: the first row, or `undefined`
+ * (better-sqlite3's own), for the hot path's one-row reads without an array of rows around them.
+ */
+export interface DriverStatement extends SqliteStatement {
+  get(parameters: ReadonlyArray<unknown>): unknown
+}
+
+/** A database as kysely's `SqliteDialect` takes it, whose statements have {@link DriverStatement}'s `get`. */
+export interface DriverDatabase extends SqliteDatabase {
+  prepare(sql: string): DriverStatement
+}
+
+/** Opens a database file (or `':memory:'`) with one driver. */
+type Opener = (path: string) => DriverDatabase
 
 // The runtime modules are typed here by the few members we use: @types/node 20
 // has no node:sqlite and there is no bun:sqlite declaration to depend on.
@@ -33,6 +46,7 @@ type Opener = (path: string) => SqliteDatabase
 
 interface NodeStatement {
   all(...parameters: unknown[]): Record<string, unknown>[]
+  get(...parameters: unknown[]): Record<string, unknown> | undefined
   run(...parameters: unknown[]): { changes: number | bigint; lastInsertRowid: number | bigint }
   /** Node ≥ 22.13 / 23.4. */
   iterate?(...parameters: unknown[]): IterableIterator<Record<string, unknown>>
@@ -47,6 +61,7 @@ interface NodeSqlite {
 interface BunStatement {
   readonly columnNames: string[]
   all(...parameters: unknown[]): unknown[]
+  get(...parameters: unknown[]): unknown
   run(...parameters: unknown[]): { changes: number; lastInsertRowid: number | bigint }
   iterate(...parameters: unknown[]): IterableIterator<unknown>
 }
@@ -98,19 +113,24 @@ async function importDriver(driver: SqliteDriver): Promise<unknown> {
 
 /** Turns each driver's module into an {@link Opener}. */
 const ADAPTERS: Record<SqliteDriver, (module: any) => Opener> = {
-  // Already the shape kysely was written for.
-  'better-sqlite3': (Database: typeof import('better-sqlite3')) => (path) => new Database(path),
+  // Already the shape kysely was written for; its `get` takes an array of parameters as it is.
+  'better-sqlite3': (Database: typeof import('better-sqlite3')) => (path) =>
+    new Database(path) as unknown as DriverDatabase,
 
   'node:sqlite':
     ({ DatabaseSync }: NodeSqlite) =>
     (path) => {
       const database = new DatabaseSync(path)
       return {
-        prepare(sql): SqliteStatement {
+        prepare(sql): DriverStatement {
           const statement = database.prepare(sql)
           return {
             reader: statement.columns ? statement.columns().length > 0 : returnsRows(sql),
             all: (parameters) => statement.all(...parameters).map(plain),
+            get: (parameters) => {
+              const row = statement.get(...parameters)
+              return row === undefined ? undefined : plain(row)
+            },
             run: (parameters) => statement.run(...parameters),
             *iterate(parameters) {
               const rows = statement.iterate ? statement.iterate(...parameters) : statement.all(...parameters)
@@ -127,11 +147,13 @@ const ADAPTERS: Record<SqliteDriver, (module: any) => Opener> = {
     (path) => {
       const database = new Database(path)
       return {
-        prepare(sql): SqliteStatement {
+        prepare(sql): DriverStatement {
           const statement = database.prepare(sql)
           return {
             reader: statement.columnNames.length > 0,
             all: (parameters) => statement.all(...parameters),
+            // bun:sqlite says "no row" with null.
+            get: (parameters) => statement.get(...parameters) ?? undefined,
             run: (parameters) => statement.run(...parameters),
             iterate: (parameters) => statement.iterate(...parameters),
           }

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { Kysely, type SqliteDatabase, SqliteDialect, type SqliteStatement } from 'kysely'
+import { Kysely, SqliteDialect } from 'kysely'
 import type { NewPet } from '../schemas.js'
 import type { JsonPage, ListQuery, PetStore } from '../store.js'
 import { tracing } from '../tracing.js'
@@ -21,7 +21,14 @@ import {
 } from './hot-path.js'
 import { type KyselyStoreOptions, kyselyStore } from './kysely.js'
 import { describeQuery, inQuerySpan, type QueryDescription } from './query-spans.js'
-import { AUTO_ORDER, assertSqliteDriver, loadSqliteDriver, type SqliteDriver } from './sqlite-drivers.js'
+import {
+  AUTO_ORDER,
+  assertSqliteDriver,
+  type DriverDatabase,
+  type DriverStatement,
+  loadSqliteDriver,
+  type SqliteDriver,
+} from './sqlite-drivers.js'
 import { pageParameters, prepareAll, sqliteStatements } from './sqlite-statements.js'
 
 export type { SqliteDriver } from './sqlite-drivers.js'
@@ -41,7 +48,7 @@ export interface SqliteStoreOptions extends Omit<KyselyStoreOptions, 'destroyOnC
 }
 
 /** The pragmas every driver gets, run before any transaction (journal_mode cannot change inside one). */
-function configure(database: SqliteDatabase, busyTimeoutMs: number): void {
+function configure(database: DriverDatabase, busyTimeoutMs: number): void {
   // The busy timeout comes first so that switching to WAL waits for another process's lock.
   for (const pragma of [
     `busy_timeout = ${Math.max(0, Math.trunc(busyTimeoutMs))}`,
@@ -58,9 +65,14 @@ function configure(database: SqliteDatabase, busyTimeoutMs: number): void {
 /** A prepared statement whose runs are query spans when tracing is on (see query-spans.ts); else one check. */
 class Statement {
   constructor(
-    private readonly statement: SqliteStatement,
+    private readonly statement: DriverStatement,
     private readonly query: QueryDescription,
   ) {}
+
+  /** The first row, or `undefined`. */
+  get(parameters: readonly unknown[]): unknown {
+    return tracing() ? inQuerySpan(this.query, () => this.statement.get(parameters)) : this.statement.get(parameters)
+  }
 
   all(parameters: readonly unknown[]): unknown[] {
     return tracing() ? inQuerySpan(this.query, () => this.statement.all(parameters)) : this.statement.all(parameters)
@@ -83,7 +95,7 @@ class Statement {
  * The SQL (pages as JSON built by `json_group_array`) is shared with the D1
  * store: see sqlite-statements.ts.
  */
-function sqliteHotPath(database: SqliteDatabase, target: HotPathTarget): HotPath {
+function sqliteHotPath(database: DriverDatabase, target: HotPathTarget): HotPath {
   const prepare = (text: string) => new Statement(database.prepare(text), describeQuery('sqlite', text, target.table))
   const { rowPages, jsonPages, byId, insert } = prepareAll(sqliteStatements(target), prepare)
   // Group commit (see group-commit.ts): a batch is one immediate transaction, so one commit; the
@@ -91,22 +103,20 @@ function sqliteHotPath(database: SqliteDatabase, target: HotPathTarget): HotPath
   // Traced, each statement of a batch is a span of its own, under the request that started the batch.
   const [begin, commit, rollback] = ['begin immediate', 'commit', 'rollback'].map(prepare)
   const insertOne = (pet: NewPet) => Number(insert.run([pet.name, pet.categoryId, pet.status ?? null]).lastInsertRowid)
-  const parameters = ({ status, after, limit }: ListQuery) => pageParameters(status, after, limit)
 
   return {
+    synchronous: true,
     get(id) {
-      const row = byId.all([id])[0] as PetRow | undefined
+      const row = byId.get([id]) as PetRow | undefined
       return row && toPet(row)
     },
-    list(query) {
-      return (rowPages[query.status === undefined ? 0 : 1]!.all(parameters(query)) as PetRow[]).map(toPet)
+    list({ status, after, limit }: ListQuery) {
+      return (rowPages[status === undefined ? 0 : 1]!.all(pageParameters(status, after, limit)) as PetRow[]).map(toPet)
     },
-    listJson(query): JsonPage {
-      const { limit } = query
+    listJson({ status, after, limit }: ListQuery): JsonPage {
       if (!(limit >= 1)) return EMPTY_PAGE
-      const statement = jsonPages[query.status === undefined ? 0 : 1]!
-      const [row] = statement.all(parameters({ ...query, limit: limit + 1 })) as JsonPageRow[]
-      return pageOfJson(row, limit)
+      const statement = jsonPages[status === undefined ? 0 : 1]!
+      return pageOfJson(statement.get(pageParameters(status, after, limit + 1)) as JsonPageRow | undefined, limit)
     },
     create(pet) {
       return storedPet(insertOne(pet), pet)
@@ -154,7 +164,7 @@ export function sqliteStore(options: SqliteStoreOptions): PetStore {
   // A misspelt driver is a programming error: say so now, not at the first request.
   if (driver !== undefined) assertSqliteDriver(driver)
   /** The one connection, kysely's and the hot path's. */
-  let opened: SqliteDatabase | undefined
+  let opened: DriverDatabase | undefined
   const dialect = new SqliteDialect({
     async database() {
       const { open } = await loadSqliteDriver(driver ? [driver] : AUTO_ORDER)
