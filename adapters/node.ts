@@ -52,8 +52,9 @@ export function toNodeListener(handler: FetchHandler): NodeListener {
     // @whatwg-node builds the Request from `headers`, which hold the first Authorization only.
     const { authorization } = request.headers
     if (authorization !== undefined) request.headers.authorization = allAuthorization(request.rawHeaders, authorization)
+    const { socket } = request
     response.once('finish', () => {
-      if (!request.complete) lingerThenClose(request)
+      if (!request.complete) lingerThenClose(request, socket)
     })
     adapter(request, response)
   }
@@ -366,8 +367,9 @@ function mayHaveBody(request: IncomingMessage): boolean {
  */
 function send(request: IncomingMessage, response: ServerResponse, { status, headers, body }: ApiAnswer): void {
   if (!request.complete && mayHaveBody(request)) {
+    const { socket } = request
     response.once('finish', () => {
-      if (!request.complete) lingerThenClose(request)
+      if (!request.complete) lingerThenClose(request, socket)
     })
   }
   if (body !== null) headers['content-length'] = String(Buffer.byteLength(body))
@@ -415,10 +417,17 @@ const LINGER_BYTES = 8 * 1024 * 1024
  * connection lives on if it ends within a bounded time and size; a client
  * that goes on sending past that is cut off. Memory stays flat either way.
  */
-function lingerThenClose(request: IncomingMessage): void {
-  let drained = 0
-  const timer = setTimeout(() => request.socket.destroy(), LINGER_MS)
+function lingerThenClose(request: IncomingMessage, socket: Socket): void {
+  const timer = setTimeout(() => socket.destroy(), LINGER_MS)
   timer.unref()
+  if (request.destroyed || request.socket !== socket) {
+    // The handler's reader destroyed the request when it stopped reading (@whatwg-node/server's stream does):
+    // nothing is left to drain through it, and the connection, whose parser still holds the rest of the body,
+    // would never serve another request. It is closed after the answer, which has gone out.
+    socket.end()
+    return
+  }
+  let drained = 0
   // `read()` rather than `resume()`: the handler's stream reader may still hold
   // a 'readable' listener, and while one is attached the stream never flows.
   request.on('readable', () => {
@@ -426,7 +435,7 @@ function lingerThenClose(request: IncomingMessage): void {
       drained += chunk.byteLength
       if (drained > LINGER_BYTES) {
         clearTimeout(timer)
-        request.socket.destroy()
+        socket.destroy()
         return
       }
     }
@@ -435,8 +444,8 @@ function lingerThenClose(request: IncomingMessage): void {
     clearTimeout(timer)
     // If the server began closing while this body drained, its close() has already closed the connections
     // idle at that moment and would wait for this one until the keep-alive timeout (72 s under Fastify).
-    const { server } = request.socket as Socket & { server?: { listening: boolean } }
-    if (server && !server.listening) request.socket.end()
+    const { server } = socket as Socket & { server?: { listening: boolean } }
+    if (server && !server.listening) socket.end()
   })
   request.read(0)
 }
