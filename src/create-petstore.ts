@@ -379,12 +379,5 @@ export function createEngine(options: PetstoreOptions): Engine {
       }
   // Spans only once @opentelemetry/api has loaded, if it is installed; until then and without it, one check.
   void loadTracing()
-  return (request) =>
-    tracing()
-      ? traced(
-          request,
-          () => observed(request),
-          () => routeOf(request as Routed),
-        )
-      : observed(request)
+  return (request) => (tracing() ? traced(request as Routed, observed, routeOf) : observed(request))
 }
