@@ -33,7 +33,10 @@ export const tooLarge = (maxBytes: number): PetstoreError =>
  * unread bytes is the runtime's business (the Node adapter drains them for a
  * bounded time, then closes the connection).
  */
-async function readLimited(body: AsyncIterable<Uint8Array>, maxBytes: number): Promise<Uint8Array> {
+export async function readLimited(
+  body: AsyncIterable<Uint8Array> | Iterable<Uint8Array>,
+  maxBytes: number,
+): Promise<Uint8Array> {
   const chunks: Uint8Array[] = []
   let size = 0
   for await (const chunk of body) {
