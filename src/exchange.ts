@@ -104,34 +104,64 @@ async function* chunksOf(stream: ReadableStream<Uint8Array>): AsyncGenerator<Uin
   }
 }
 
-/** A decimal `Content-Length`. */
-const DECIMAL = /^[0-9]+$/
+/** The declared `Content-Length` of `request`; `NaN` when absent or not decimal. */
+function declaredLength(request: Request): number {
+  const declared = request.headers.get('content-length')
+  return declared !== null && /^[0-9]+$/.test(declared) ? Number(declared) : Number.NaN
+}
 
-/** A web `Request` as the API reads it. */
-export function fromRequest(request: Request): ApiRequest {
-  return {
-    method: request.method,
-    url: request.url,
-    header: (name) => request.headers.get(name),
-    body: () => (request.body === null ? null : chunksOf(request.body)),
-    readBody(maxBytes) {
-      const declared = request.headers.get('content-length')
-      // A body of a declared length within the limit is taken whole, the carrier's own way: HTTP framing
-      // bounds it. @hono/node-server's light Request then reads Node's stream straight into one buffer;
-      // reading `request.body` as a web stream made it build a full Request first (a create at 0.24 of
-      // node:http). Without a length (chunked), the chunks are counted as they come.
-      if (declared === null || !DECIMAL.test(declared) || Number(declared) > maxBytes || request.body === null) {
-        return readLimited(request.body === null ? [] : chunksOf(request.body), maxBytes)
-      }
-      return request.arrayBuffer().then((buffer) => {
-        if (buffer.byteLength > maxBytes) throw tooLarge(maxBytes)
-        return new Uint8Array(buffer)
-      })
-    },
-    signal: request.signal,
-    toRequest: () => request,
+/**
+ * A web `Request` as the API reads it. What the API may not need is read from
+ * the request only when asked: under `@hono/node-server`, `request.body`
+ * turns its light request into a full web `Request` (stream, headers,
+ * signal), and `request.signal` makes an `AbortController`. A class, not an
+ * object literal with getters (see `ClientGone` in adapters/node.ts).
+ */
+class WebApiRequest implements ApiRequest {
+  readonly method: string
+  readonly url: string
+
+  constructor(private readonly request: Request) {
+    this.method = request.method
+    this.url = request.url
+  }
+
+  get signal(): AbortLike {
+    return this.request.signal
+  }
+
+  header(name: string): string | null {
+    return this.request.headers.get(name)
+  }
+
+  body(): AsyncIterable<Uint8Array> | null {
+    const { request } = this
+    // A positive declared length means a body: its chunks are made only if they are read.
+    if (declaredLength(request) > 0) return { [Symbol.asyncIterator]: () => chunksOf(request.body as ReadableStream) }
+    return request.body === null ? null : chunksOf(request.body)
+  }
+
+  readBody(maxBytes: number): Promise<Uint8Array> {
+    const { request } = this
+    // Within the limit, the body is taken whole, the carrier's own way: HTTP framing bounds it to its
+    // declared length. Without one (chunked), the chunks are counted as they come.
+    const length = declaredLength(request)
+    if (!(length > 0 && length <= maxBytes)) {
+      return readLimited(request.body === null ? [] : chunksOf(request.body), maxBytes)
+    }
+    return request.arrayBuffer().then((buffer) => {
+      if (buffer.byteLength > maxBytes) throw tooLarge(maxBytes)
+      return new Uint8Array(buffer)
+    })
+  }
+
+  toRequest(): Request {
+    return this.request
   }
 }
+
+/** A web `Request` as the API reads it. */
+export const fromRequest = (request: Request): ApiRequest => new WebApiRequest(request)
 
 /** An answer as a web `Response`. */
 export function toResponse({ status, headers, body }: ApiAnswer): Response {
