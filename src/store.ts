@@ -85,7 +85,22 @@ export interface BuiltInStore extends PetStore {
   [LIST_JSON]?(query: ListQuery): Promise<JsonPage>
 }
 
-/** Whether `store` is one of this package's own. */
+/**
+ * The stores this package made, by identity. A property would not do: `{ ...memoryStore(), list }`
+ * copies every own property, symbols included, and the copy's `list` must then be the one called.
+ * Kept on `globalThis`, so that two copies of the package (its ESM and CommonJS builds) know each
+ * other's stores.
+ */
+const made: WeakSet<object> = ((globalThis as Record<symbol, unknown>)[Symbol.for('petstore-server.builtInStores')] ??=
+  new WeakSet()) as WeakSet<object>
+
+/** Registers `store` as one of this package's own; returns it. */
+export function builtIn<S extends BuiltInStore>(store: S): S {
+  made.add(store)
+  return store
+}
+
+/** Whether `store` is one of this package's own, as made (not a copy of one). */
 export function isBuiltIn(store: PetStore): store is BuiltInStore {
-  return (store as Partial<BuiltInStore>)[BUILT_IN] === true
+  return made.has(store) && (store as Partial<BuiltInStore>)[BUILT_IN] === true
 }

@@ -104,4 +104,18 @@ describe('reads from a store that answers synchronously', () => {
     assert.match(String(reported[0]), /petstore_pets/)
     await store.close?.()
   })
+
+  it('are not taken from a copy of a built-in store: its own methods answer', async () => {
+    for (const [name, store] of await stores()) {
+      await store.list({ limit: 1 }) // migrated: the original answers at once
+      // A store made by spreading a built-in one copies its symbols too; what it overrides must be called.
+      const copy: PetStore = { ...store, get: async () => undefined, list: async () => [] }
+      const engine = createEngine({ store: copy, keys: [KEY] })
+      const pet = await ask(engine, '/v1/pets/1')
+      assert.deepEqual([pet.atOnce, pet.status], [false, 404], name)
+      const page = await ask(engine, '/v1/pets')
+      assert.deepEqual([page.atOnce, page.body], [false, []], name)
+      await store.close?.()
+    }
+  })
 })

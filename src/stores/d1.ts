@@ -5,7 +5,15 @@
  * @module
  */
 import { PetstoreError } from '../errors.js'
-import { BUILT_IN, type BuiltInStore, type JsonPage, LIST_JSON, type ListQuery, type PetStore } from '../store.js'
+import {
+  BUILT_IN,
+  type BuiltInStore,
+  builtIn,
+  type JsonPage,
+  LIST_JSON,
+  type ListQuery,
+  type PetStore,
+} from '../store.js'
 import {
   EMPTY_PAGE,
   type HotPath,
@@ -157,5 +165,5 @@ export function d1Store(db: D1Database, options: D1StoreOptions = {}): PetStore 
       closed = true
     },
   }
-  return store
+  return builtIn(store)
 }

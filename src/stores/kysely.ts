@@ -10,6 +10,7 @@ import type { Pet } from '../schemas.js'
 import {
   BUILT_IN,
   type BuiltInStore,
+  builtIn,
   type JsonPage,
   LIST_JSON,
   type ListQuery,
@@ -407,5 +408,5 @@ export function kyselyStore(given: Kysely<any>, options: KyselyStoreOptions = {}
         () => Promise.reject(new Error('kyselyStore: the hot path is closed')),
       )
   }
-  return store
+  return builtIn(store)
 }

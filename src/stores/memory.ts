@@ -5,7 +5,7 @@
  * @module
  */
 import type { NewPet, Pet, PetStatus } from '../schemas.js'
-import { BUILT_IN, type BuiltInStore, type ListQuery, NOW, type PetStore, type StoreNow } from '../store.js'
+import { BUILT_IN, type BuiltInStore, builtIn, type ListQuery, NOW, type PetStore, type StoreNow } from '../store.js'
 
 /** Options of {@link memoryStore}. */
 export interface MemoryStoreOptions {
@@ -102,5 +102,5 @@ export function memoryStore(options: MemoryStoreOptions = {}): PetStore {
     async ping() {},
     async close() {},
   }
-  return store
+  return builtIn(store)
 }
