@@ -91,8 +91,10 @@ export interface BuiltInStore extends PetStore {
  * Kept on `globalThis`, so that two copies of the package (its ESM and CommonJS builds) know each
  * other's stores.
  */
-const made: WeakSet<object> = ((globalThis as Record<symbol, unknown>)[Symbol.for('petstore-server.builtInStores')] ??=
-  new WeakSet()) as WeakSet<object>
+const REGISTRY = Symbol.for('petstore-server.builtInStores')
+const shared = globalThis as { [REGISTRY]?: WeakSet<object> }
+shared[REGISTRY] ??= new WeakSet()
+const made: WeakSet<object> = shared[REGISTRY]
 
 /** Registers `store` as one of this package's own; returns it. */
 export function builtIn<S extends BuiltInStore>(store: S): S {
