@@ -169,30 +169,23 @@ function unavailable(error: unknown): Promise<never> {
   return Promise.reject(mapped(error))
 }
 
+/** `read`, its failures mapped as the asynchronous calls map them (see `unavailable`). */
+const mappingErrors =
+  <A, R>(read: (argument: A) => unknown) =>
+  (argument: A): R => {
+    try {
+      return read(argument) as R
+    } catch (error) {
+      throw mapped(error)
+    }
+  }
+
 /** The reads of a synchronous hot path (SQLite), offered to the handler as they are (see `NOW`). */
 function readsNow(statements: HotPath): StoreNow {
   return {
-    get(id) {
-      try {
-        return statements.get(id) as Pet | undefined
-      } catch (error) {
-        throw mapped(error)
-      }
-    },
-    list(query) {
-      try {
-        return statements.list(query) as Pet[]
-      } catch (error) {
-        throw mapped(error)
-      }
-    },
-    listJson(query) {
-      try {
-        return statements.listJson(query) as JsonPage
-      } catch (error) {
-        throw mapped(error)
-      }
-    },
+    get: mappingErrors<number, Pet | undefined>((id) => statements.get(id)),
+    list: mappingErrors<ListQuery, Pet[]>((query) => statements.list(query)),
+    listJson: mappingErrors<ListQuery, JsonPage>((query) => statements.listJson(query)),
   }
 }
 
