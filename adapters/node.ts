@@ -674,18 +674,13 @@ export async function serve(options: ServeOptions): Promise<RunningServer> {
   const limits = { ...DEFAULTS, ...definedOnly(options) }
   const { headersTimeoutMs, requestTimeoutMs, keepAliveTimeoutMs, shutdownTimeoutMs } = limits
   const listener = toNodeListener(handler)
-  /** Answers not yet finished: the requests in flight. */
-  const inFlight = new Map<ServerResponse, Socket>()
   let closing: Promise<void> | undefined
   /**
    * One listener shared by every answer, not a closure (and `once` wrapper) per request: at tens of
    * thousands of answers a second those were a tenth of a 401's cost (profiled).
    */
   function answered(this: ServerResponse): void {
-    const socket = inFlight.get(this)
-    if (socket === undefined) return
-    inFlight.delete(this)
-    connections.answered(socket)
+    connections.answered(this)
     // Its connection may be idle now: when closing, it must not stay open until keepAliveTimeout.
     if (closing) setImmediate(() => server.closeIdleConnections())
   }
@@ -700,9 +695,7 @@ export async function serve(options: ServeOptions): Promise<RunningServer> {
       requireHostHeader: false,
     },
     (request, response) => {
-      const { socket } = request
-      connections.busy(socket)
-      inFlight.set(response, socket)
+      connections.busy(request.socket, response)
       if (closing) response.shouldKeepAlive = false
       response.on('close', answered)
       if (missingHost(request)) {
@@ -763,7 +756,7 @@ export async function serve(options: ServeOptions): Promise<RunningServer> {
     close() {
       closing ??= new Promise<void>((resolve, reject) => {
         // Answers not started yet say `Connection: close`, so clients do not send more on them.
-        for (const response of inFlight.keys()) if (!response.headersSent) response.shouldKeepAlive = false
+        for (const response of connections.inFlight()) if (!response.headersSent) response.shouldKeepAlive = false
         const deadline = setTimeout(() => server.closeAllConnections(), shutdownTimeoutMs)
         server.close((error) => {
           clearTimeout(deadline)

@@ -9,7 +9,7 @@
 import * as v from 'valibot'
 import { aborted, waitFor } from './deadline.js'
 import type { AbortLike } from './exchange.js'
-import { jsonPageOf } from './pet-json.js'
+import { jsonPageOf, oneMore } from './pet-json.js'
 import { type NewPet, type Pet, PetSchema } from './schemas.js'
 import { isBuiltIn, type JsonPage, LIST_JSON, type ListQuery, NOW, type PetStore, type StoreNow } from './store.js'
 
@@ -81,8 +81,7 @@ export function guardStore(store: PetStore, timeoutMs: number): GuardedStore {
   if (!isBuiltIn(store)) {
     return {
       async page(query, signal) {
-        // One pet more than the page tells whether a next page exists, without a count.
-        const asked = { ...query, limit: query.limit + 1 }
+        const asked = oneMore(query)
         return jsonPageOf(checkPage(await later(() => store.list(asked), signal), asked), query.limit)
       },
       async get(id, signal) {
@@ -109,12 +108,10 @@ export function guardStore(store: PetStore, timeoutMs: number): GuardedStore {
     page(query, signal) {
       const now = atOnce(signal)
       if (now !== undefined) {
-        return now.listJson
-          ? now.listJson(query)
-          : jsonPageOf(now.list({ status: query.status, limit: query.limit + 1, after: query.after }), query.limit)
+        return now.listJson ? now.listJson(query) : jsonPageOf(now.list(oneMore(query)), query.limit)
       }
       if (listJson) return later(() => listJson.call(store, query), signal)
-      const asked = { ...query, limit: query.limit + 1 }
+      const asked = oneMore(query)
       return later(() => store.list(asked), signal).then((pets) => jsonPageOf(pets, query.limit))
     },
     get(id, signal) {

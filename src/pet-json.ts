@@ -9,7 +9,7 @@
  * @module
  */
 import type { Pet } from './schemas.js'
-import type { JsonPage } from './store.js'
+import type { JsonPage, ListQuery } from './store.js'
 
 /** What a JSON string must escape: `"`, `\`, control characters, and (to fall back for lone ones) surrogates. */
 // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are exactly what JSON escapes
@@ -37,6 +37,11 @@ export function petsJson(pets: readonly Pet[]): string {
   let text = '['
   for (let i = 0; i < pets.length; i++) text += i === 0 ? petJson(pets[i] as Pet) : `,${petJson(pets[i] as Pet)}`
   return `${text}]`
+}
+
+/** The query for one pet more than the page `query`: read, it feeds {@link jsonPageOf}. */
+export function oneMore({ status, limit, after }: ListQuery): ListQuery {
+  return { status, limit: limit + 1, after }
 }
 
 /**

@@ -12,7 +12,7 @@
  * @module
  */
 import { PetstoreError } from '../errors.js'
-import { jsonPageOf } from '../pet-json.js'
+import { jsonPageOf, oneMore } from '../pet-json.js'
 import type { NewPet } from '../schemas.js'
 import type { JsonPage, ListQuery } from '../store.js'
 import { tracing } from '../tracing.js'
@@ -136,8 +136,7 @@ export function mysqlHotPath(
     list,
     async listJson(query): Promise<JsonPage> {
       if (!(query.limit >= 1)) return EMPTY_PAGE
-      // One pet more than asked tells whether a next page exists.
-      return jsonPageOf(await list({ ...query, limit: query.limit + 1 }), query.limit)
+      return jsonPageOf(await list(oneMore(query)), query.limit)
     },
     async create(pet) {
       return storedPet(Number((await insertMany([pet]))[0]), pet)
