@@ -33,6 +33,9 @@ export interface ConnectionGuard {
 /** A connection's answers not yet out, oldest first (more than one only when requests are pipelined). */
 const ANSWERS = Symbol('petstore-server.answers')
 type Tracked = Socket & { [ANSWERS]?: ServerResponse[] }
+/** An answer's connection: at its 'close', `response.socket` is detached, and `response.req.socket` may be too. */
+const CONNECTION = Symbol('petstore-server.connection')
+type Answer = ServerResponse & { [CONNECTION]?: Tracked }
 
 /**
  * Tracks the server's connections without a timer per connection or request:
@@ -134,19 +137,20 @@ export function guardConnections(server: Server, limits: ConnectionLimits): Conn
   server.once('close', () => clearInterval(timer))
 
   return {
-    busy(socket: Tracked, response) {
+    busy(socket: Tracked, response: Answer) {
+      response[CONNECTION] = socket
       fresh.delete(socket)
       kept.delete(socket)
       const answers = socket[ANSWERS]
       if (answers === undefined) socket[ANSWERS] = [response]
       else answers.push(response)
     },
-    answered(response) {
-      // `response.socket` is already detached at 'close'; its request keeps the socket.
-      const socket: Tracked = response.req.socket
-      const answers = socket[ANSWERS]
-      const at = answers?.indexOf(response) ?? -1
-      if (answers === undefined || at < 0) return
+    answered(response: Answer) {
+      const socket = response[CONNECTION]
+      const answers = socket?.[ANSWERS]
+      if (socket === undefined || answers === undefined) return
+      const at = answers.indexOf(response)
+      if (at < 0) return
       // Nearly always the only one: pop() allocates nothing, where splice() returns an array.
       if (at === answers.length - 1) answers.pop()
       else answers.splice(at, 1)

@@ -69,15 +69,20 @@ function pageAnswer(
 /** Body keys whose integers are read digit for digit (int64, beyond what a JSON number holds). */
 const EXACT_INTEGERS = ['categoryId']
 
-/** `POST /pets`: 201 with the stored pet and its `Location`. */
-export async function createPet(
+/** `POST /pets`: 201 with the stored pet and its `Location`. Checks that need no body throw at once. */
+export function createPet(
   request: ApiRequest,
   { store, basePath, maxBodyBytes }: OperationContext,
 ): Promise<ApiAnswer> {
-  const body = await readJson(request, maxBodyBytes, EXACT_INTEGERS)
-  // valibot's object schema takes arrays for objects; the API does not.
-  const input = validate(NewPetSchema, Array.isArray(body) ? null : body, 'body')
-  const pet = await store.create(input, request.signal)
+  return readJson(request, maxBodyBytes, EXACT_INTEGERS).then((body) => {
+    // valibot's object schema takes arrays for objects; the API does not.
+    const input = validate(NewPetSchema, Array.isArray(body) ? null : body, 'body')
+    const pet = store.create(input, request.signal)
+    return pet instanceof Promise ? pet.then((stored) => created(stored, basePath)) : created(pet, basePath)
+  })
+}
+
+function created(pet: Pet, basePath: string): ApiAnswer {
   return jsonAnswer(petJson(pet), 201, { location: `${basePath}/pets/${pet.id}` })
 }
 

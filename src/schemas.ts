@@ -52,10 +52,15 @@ const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[
 
 const NameSchema = v.pipe(
   v.string('must be a string'),
-  checkWithSchema((name: string) => name.length > 0 && codePoints(name) <= 255, 'must be 1 to 255 characters long', {
-    minLength: 1,
-    maxLength: 255,
-  }),
+  // Code points never outnumber UTF-16 units: the walk is needed only past 255 units.
+  checkWithSchema(
+    (name: string) => name.length > 0 && (name.length <= 255 || codePoints(name) <= 255),
+    'must be 1 to 255 characters long',
+    {
+      minLength: 1,
+      maxLength: 255,
+    },
+  ),
   v.regex(/\S/, 'must not be only whitespace'),
   // A lone surrogate (JSON allows "\ud800") has no UTF-8 form: a database would store a different name.
   checkWithSchema((name: string) => !LONE_SURROGATE.test(name), 'must be valid Unicode text', {}),

@@ -14,13 +14,15 @@ function detail(issue: v.BaseIssue<unknown>, where: string): ErrorDetail {
   return { path, message }
 }
 
+// One message per value: after the first failed check, the later ones would only repeat it.
+const CONFIG = { abortPipeEarly: true } as const
+
 /**
  * Parses `input` with `schema`, or throws 400 `validation_error`.
  * `where` names the value when the issue is about the whole input.
  */
 export function validate<S extends v.GenericSchema>(schema: S, input: unknown, where: string): v.InferOutput<S> {
-  // One message per value: after the first failed check, the later ones would only repeat it.
-  const result = v.safeParse(schema, input, { abortPipeEarly: true })
+  const result = v.safeParse(schema, input, CONFIG)
   if (result.success) return result.output
   const details = result.issues.map((issue) => detail(issue, where))
   const message = details.map((d) => `${d.path}: ${d.message}`).join('; ')
