@@ -187,6 +187,43 @@ describe('idle-connection floods', { concurrency: false, timeout: 60_000 }, () =
     }
   })
 
+  test('serve(), cap 2: a connection whose pipelined create still waits for its body is busy, not idle, after its first answer', async () => {
+    const server = await serveInProcess(KEY, { maxConnections: 2 })
+    const body = '{"name":"Rex","categoryId":1}'
+    const busy = net.connect(server.port, '127.0.0.1')
+    const idle = net.connect(server.port, '127.0.0.1')
+    let received = ''
+    busy.setEncoding('latin1')
+    busy.on('data', (chunk: string) => {
+      received += chunk
+    })
+    for (const socket of [busy, idle]) socket.on('error', () => {})
+    try {
+      // A get, then a create whose body has not all arrived, in one write.
+      busy.write(
+        `GET /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${KEY}\r\n\r\n` +
+          `POST /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${KEY}\r\n` +
+          `Content-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body.slice(0, 5)}`,
+      )
+      while (!received.includes('\r\n\r\n[')) await sleep(5)
+      await sleep(20) // the get's answer is out: the connection whose first answer came first is not idle
+      await new Promise<void>((resolve) => {
+        idle.once('data', () => resolve())
+        idle.write(`GET /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${KEY}\r\n\r\n`)
+      })
+      // A newcomer at the cap: room is made by closing the idle connection, never the busy one.
+      const answer = await request(false, server.port, { path: '/v1/pets', headers: AUTH })
+      assert.equal(answer.status, 200)
+      await sleep(100)
+      assert.deepEqual([busy.destroyed, idle.destroyed], [false, true])
+      busy.write(body.slice(5))
+      while (!received.includes('HTTP/1.1 201')) await sleep(5)
+    } finally {
+      busy.destroy()
+      idle.destroy()
+    }
+  })
+
   test('serve(), cap 4: a keep-alive connection idle between requests makes room, the one idle the longest first', async () => {
     const server = await serveInProcess(KEY, { maxConnections: 4 })
     const kept: net.Socket[] = []
