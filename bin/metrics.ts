@@ -18,6 +18,7 @@ import type { PetStore } from '../src/store.js'
 import type { PoolStats } from '../src/stores/postgres.js'
 
 type PromClient = typeof import('prom-client')
+type Metric = import('prom-client').Metric
 
 async function promClient(): Promise<PromClient> {
   try {
@@ -61,13 +62,22 @@ export async function requestMetrics(store: PetStore, inWorker = false): Promise
   if (inWorker) new prom.AggregatorRegistry()
   prom.collectDefaultMetrics()
   const labelNames = ['method', 'route', 'status_code'] as const
-  const requests = new prom.Counter({ name: 'http_requests_total', help: 'Answered requests', labelNames })
-  const duration = new prom.Histogram({
-    name: 'http_request_duration_seconds',
-    help: 'Time from a request reaching the handler to its answer being ready',
+  const series = new RequestSeries()
+  // Counted per request in plain numbers and handed to prom-client at a scrape: prom-client builds and
+  // checks a key from the labels on every inc() and observe(), children included, which cost the binary
+  // a fifth of a small answer's throughput (bench, ours+metrics).
+  new prom.Counter({
+    name: 'http_requests_total',
+    help: 'Answered requests',
     labelNames,
-    buckets: BUCKETS,
+    collect() {
+      for (const one of series.all()) {
+        if (one.uncounted > 0) this.inc(one.labels, one.uncounted)
+        one.uncounted = 0
+      }
+    },
   })
+  register.registerMetric(series.histogram() as unknown as Metric)
   const inFlight = new prom.Gauge({ name: 'http_requests_in_flight', help: 'Requests being answered' })
   const errors = new prom.Counter({
     name: 'petstore_errors_total',
@@ -90,23 +100,93 @@ export async function requestMetrics(store: PetStore, inWorker = false): Promise
   return {
     onResponse(info) {
       // The method as a label only when it is one of HTTP's: a client can send any token, and each would be a series.
-      const labels = {
-        method: KNOWN_METHODS.has(info.method) ? info.method : 'other',
-        route: info.route ?? 'unmatched',
-        status_code: String(info.status),
-      }
-      requests.inc(labels)
-      duration.observe(labels, info.durationMs / 1000)
+      const method = KNOWN_METHODS.has(info.method) ? info.method : 'other'
+      series.observe(method, info.route ?? 'unmatched', info.status, info.durationMs / 1000)
       if (info.status >= 500) errors.inc({ code: info.code ?? 'unknown' })
     },
     watch(server) {
+      // One listener for every answer, not a closure per request.
+      const answered = () => inFlight.dec()
       server.on('request', (_request, response) => {
         inFlight.inc()
-        response.once('close', () => inFlight.dec())
+        response.on('close', answered)
       })
     },
     text: () => register.metrics(),
     contentType: register.contentType,
+  }
+}
+
+/** One label set of the request metrics: its counts since the start, and requests not yet handed to the counter. */
+interface Series {
+  labels: { method: string; route: string; status_code: string }
+  uncounted: number
+  /** Observations per bucket (not cumulative), the last one past every bound (+Inf). */
+  buckets: number[]
+  count: number
+  sum: number
+}
+
+/**
+ * The requests by method, route and status: the counter's increments and
+ * the duration histogram, kept in plain numbers. The histogram is exposed as a
+ * metric of prom-client's registry (the shape its own histograms give), so
+ * the text format and the workers' aggregation are prom-client's.
+ */
+class RequestSeries {
+  private readonly byKey = new Map<string, Series>()
+
+  observe(method: string, route: string, status: number, seconds: number): void {
+    const key = `${method} ${route} ${status}`
+    let one = this.byKey.get(key)
+    if (one === undefined) {
+      one = {
+        labels: { method, route, status_code: String(status) },
+        uncounted: 0,
+        buckets: new Array<number>(BUCKETS.length + 1).fill(0),
+        count: 0,
+        sum: 0,
+      }
+      this.byKey.set(key, one)
+    }
+    one.uncounted++
+    let bucket = 0
+    while (bucket < BUCKETS.length && seconds > (BUCKETS[bucket] as number)) bucket++
+    one.buckets[bucket] = (one.buckets[bucket] as number) + 1
+    one.count++
+    one.sum += seconds
+  }
+
+  all(): Iterable<Series> {
+    return this.byKey.values()
+  }
+
+  /** `http_request_duration_seconds`, as the registry reads a metric. */
+  histogram() {
+    const name = 'http_request_duration_seconds'
+    const help = 'Time from a request reaching the handler to its answer being ready'
+    const read = () => {
+      const values: { metricName: string; labels: Record<string, string | number>; value: number }[] = []
+      for (const { labels, buckets, count, sum } of this.byKey.values()) {
+        let cumulative = 0
+        for (let i = 0; i < buckets.length; i++) {
+          cumulative += buckets[i] as number
+          const le = i < BUCKETS.length ? (BUCKETS[i] as number) : '+Inf'
+          values.push({ metricName: `${name}_bucket`, labels: { ...labels, le }, value: cumulative })
+        }
+        values.push({ metricName: `${name}_sum`, labels, value: sum })
+        values.push({ metricName: `${name}_count`, labels, value: count })
+      }
+      return { name, help, type: 'histogram', values, aggregator: 'sum' }
+    }
+    return {
+      name,
+      help,
+      type: 'histogram',
+      aggregator: 'sum',
+      get: async () => read(),
+      reset: () => this.byKey.clear(),
+    }
   }
 }
 
