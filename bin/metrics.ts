@@ -78,7 +78,15 @@ export async function requestMetrics(store: PetStore, inWorker = false): Promise
     },
   })
   register.registerMetric(series.histogram() as unknown as Metric)
-  const inFlight = new prom.Gauge({ name: 'http_requests_in_flight', help: 'Requests being answered' })
+  // A plain number too, read at a scrape: a Gauge's inc() and dec() key their (empty) labels on every call.
+  let inFlight = 0
+  new prom.Gauge({
+    name: 'http_requests_in_flight',
+    help: 'Requests being answered',
+    collect() {
+      this.set(inFlight)
+    },
+  })
   const errors = new prom.Counter({
     name: 'petstore_errors_total',
     help: 'Answers with a 5xx status, by Error code (internal_error: the store failed; unavailable: 503)',
@@ -106,9 +114,11 @@ export async function requestMetrics(store: PetStore, inWorker = false): Promise
     },
     watch(server) {
       // One listener for every answer, not a closure per request.
-      const answered = () => inFlight.dec()
+      const answered = () => {
+        inFlight--
+      }
       server.on('request', (_request, response) => {
-        inFlight.inc()
+        inFlight++
         response.on('close', answered)
       })
     },
