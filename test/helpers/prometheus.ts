@@ -20,7 +20,8 @@ export function parsePrometheus(text: string): Sample[] {
   const samples: Sample[] = []
   for (const line of text.split('\n')) {
     if (line === '' || /^# (HELP|TYPE) [a-zA-Z_:][a-zA-Z0-9_:]* .*$/.test(line)) continue
-    const match = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (-?[0-9.e+-]+|NaN|[+-]Inf)$/.exec(line)
+    // prom-client writes NaN as `Nan` (its event-loop lag before a first sample); Prometheus reads either.
+    const match = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (-?[0-9.e+-]+|NaN|Nan|[+-]Inf)$/.exec(line)
     assert.ok(match, `not Prometheus text: ${JSON.stringify(line)}`)
     const labels: Record<string, string> = {}
     const pairs = match[2] ?? ''
