@@ -71,10 +71,9 @@ export async function requestMetrics(store: PetStore, inWorker = false): Promise
     help: 'Answered requests',
     labelNames,
     collect() {
-      for (const one of series.all()) {
-        if (one.uncounted > 0) this.inc(one.labels, one.uncounted)
-        one.uncounted = 0
-      }
+      // Each series' count is the counter's value: set afresh at every scrape.
+      this.reset()
+      for (const { labels, count } of series.all()) this.inc(labels, count)
     },
   })
   register.registerMetric(series.histogram() as unknown as Metric)
@@ -127,10 +126,9 @@ export async function requestMetrics(store: PetStore, inWorker = false): Promise
   }
 }
 
-/** One label set of the request metrics: its counts since the start, and requests not yet handed to the counter. */
+/** One label set of the request metrics: its counts since the start. */
 interface Series {
   labels: { method: string; route: string; status_code: string }
-  uncounted: number
   /** Observations per bucket (not cumulative), the last one past every bound (+Inf). */
   buckets: number[]
   count: number
@@ -152,14 +150,12 @@ class RequestSeries {
     if (one === undefined) {
       one = {
         labels: { method, route, status_code: String(status) },
-        uncounted: 0,
         buckets: new Array<number>(BUCKETS.length + 1).fill(0),
         count: 0,
         sum: 0,
       }
       this.byKey.set(key, one)
     }
-    one.uncounted++
     let bucket = 0
     while (bucket < BUCKETS.length && seconds > (BUCKETS[bucket] as number)) bucket++
     one.buckets[bucket] = (one.buckets[bucket] as number) + 1
