@@ -53,9 +53,9 @@ export interface JsonPage {
  * Internal to this package: what its own stores offer beyond {@link PetStore}.
  * They are proven by the conformance suite, so the handler neither re-checks
  * their answers (it does check a user's store) and, where they have it, asks
- * them for a page as JSON text. Symbols keep this off the public contract.
+ * them for a page as JSON text. Symbols keep this off the public contract;
+ * which stores are this package's own is kept by identity (see {@link builtIn}).
  */
-export const BUILT_IN = Symbol.for('petstore-server.builtInStore')
 export const LIST_JSON = Symbol.for('petstore-server.listJson')
 /**
  * Where a store of this package offers its calls answered synchronously, when
@@ -76,9 +76,8 @@ export interface StoreNow {
   create?(pet: NewPet): Pet
 }
 
-/** A store of this package: {@link BUILT_IN} set, {@link LIST_JSON} where the store can. */
+/** A store of this package, registered by {@link builtIn}: {@link LIST_JSON} where the store can. */
 export interface BuiltInStore extends PetStore {
-  readonly [BUILT_IN]: true
   /** The synchronous calls, or `undefined` while the store cannot answer synchronously (not migrated yet, closed). */
   [NOW]?(): StoreNow | undefined
   /** The page `{ status, limit, after }` as JSON text, with `limit` the page size itself (not one more). */
@@ -104,5 +103,5 @@ export function builtIn<S extends BuiltInStore>(store: S): S {
 
 /** Whether `store` is one of this package's own, as made (not a copy of one). */
 export function isBuiltIn(store: PetStore): store is BuiltInStore {
-  return made.has(store) && (store as Partial<BuiltInStore>)[BUILT_IN] === true
+  return made.has(store)
 }

@@ -5,15 +5,7 @@
  * @module
  */
 import { PetstoreError } from '../errors.js'
-import {
-  BUILT_IN,
-  type BuiltInStore,
-  builtIn,
-  type JsonPage,
-  LIST_JSON,
-  type ListQuery,
-  type PetStore,
-} from '../store.js'
+import { type BuiltInStore, builtIn, type JsonPage, LIST_JSON, type ListQuery, type PetStore } from '../store.js'
 import {
   EMPTY_PAGE,
   type HotPath,
@@ -155,7 +147,6 @@ export function d1Store(db: D1Database, options: D1StoreOptions = {}): PetStore 
   const run = <T>(work: (hot: HotPath) => T | Promise<T>): Promise<T> => open().then(work).catch(unavailable)
 
   const store: BuiltInStore = {
-    [BUILT_IN]: true,
     [LIST_JSON]: (query) => run((hot) => hot.listJson(query)),
     create: (pet) => run((hot) => hot.create(pet)),
     get: (id) => run((hot) => hot.get(id)),

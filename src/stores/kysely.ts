@@ -8,7 +8,6 @@ import { type Kysely, Migrator, sql } from 'kysely'
 import { PetstoreError } from '../errors.js'
 import type { Pet } from '../schemas.js'
 import {
-  BUILT_IN,
   type BuiltInStore,
   builtIn,
   type JsonPage,
@@ -350,7 +349,6 @@ export function kyselyStore(given: Kysely<any>, options: KyselyStoreOptions = {}
   }
 
   const store: BuiltInStore = {
-    [BUILT_IN]: true,
     [NOW]: () => now,
     create: (pet) =>
       fast(

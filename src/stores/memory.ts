@@ -5,7 +5,7 @@
  * @module
  */
 import type { NewPet, Pet, PetStatus } from '../schemas.js'
-import { BUILT_IN, type BuiltInStore, builtIn, type ListQuery, NOW, type PetStore, type StoreNow } from '../store.js'
+import { type BuiltInStore, builtIn, type ListQuery, NOW, type PetStore, type StoreNow } from '../store.js'
 
 /** Options of {@link memoryStore}. */
 export interface MemoryStoreOptions {
@@ -94,7 +94,6 @@ export function memoryStore(options: MemoryStoreOptions = {}): PetStore {
     },
   }
   const store: BuiltInStore = {
-    [BUILT_IN]: true,
     [NOW]: () => now,
     create: async (pet) => create(pet),
     get: async (id) => now.get(id),

@@ -77,7 +77,7 @@ export async function createHardPets(store: PetStore): Promise<Pet[]> {
 
 /** The store as one of this package's, with `[LIST_JSON]`; fails otherwise. */
 export function jsonPages(store: PetStore): Required<Pick<BuiltInStore, typeof LIST_JSON>> {
-  assert.ok(isBuiltIn(store), 'the store is marked BUILT_IN')
+  assert.ok(isBuiltIn(store), 'the store is registered as built in')
   const listJson = store[LIST_JSON]
   assert.equal(typeof listJson, 'function', 'the store writes pages as JSON')
   return { [LIST_JSON]: listJson!.bind(store) }
