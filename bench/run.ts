@@ -22,10 +22,12 @@
 // in http.createServer), hono-node-server (@hono/node-server's serve({ fetch })),
 // beside our binary and the node:http yardstick, on the memory store.
 //
-// Rounds: in each round every scenario runs on every server, the servers in
-// an order rotated from round to round (and scenario to scenario), so that
-// drift of the machine (heat, other load) hits them all alike; a server's
-// figure is its median over the rounds and the spread says how much it moved.
+// Rounds: each round starts every server afresh (a fresh database too), one
+// at a time, each seeded and warmed up alone (bench/README.md, "Start-up"),
+// then runs every scenario on every server, the servers in an order rotated
+// from round to round (and scenario to scenario), so that drift of the
+// machine (heat, other load) hits them all alike; a server's figure is its
+// median over the rounds and the spread says how much it moved.
 // Ratios divide by the node:http yardstick (runtimes: by our binary on Node).
 //
 // PostgreSQL and MySQL (or MariaDB) are benched when their server is named:
@@ -90,6 +92,7 @@ import {
   type Scenario,
   type ScenarioName,
   SEED_COUNT,
+  type SeedResult,
   seed,
 } from './scenarios.js'
 import { type ServerProcess, startServer } from './server-process.js'
@@ -361,45 +364,60 @@ function roundNotes(rounds: readonly Measurement[], scenario: Scenario): string[
 }
 
 /**
- * Starts the servers of one group, seeds and compares them, then measures
- * every scenario on every server in interleaved rounds.
+ * Measures every scenario on every server of one group in interleaved rounds, on servers
+ * started afresh for each round (`specsOf` gives their commands, a fresh database each time);
+ * the first round also checks that they hold the same data and answer alike.
  */
 async function benchGroup(
   name: string,
   title: string,
   reference: string,
-  specs: readonly ServerSpec[],
+  specsOf: () => Promise<readonly ServerSpec[]>,
   options: Options,
   serverPrefix: readonly string[],
 ): Promise<Group> {
   try {
-    log(`[${name}] starting ${specs.map((spec) => spec.name).join(', ')}`)
-    const servers: Running[] = []
-    for (const spec of specs) servers.push(await start(spec, serverPrefix))
-    const named = servers.map(({ name, server }) => ({
-      name,
-      baseUrl: server.baseUrl,
-      hostFraming: HOST_FRAMED.has(name),
-    }))
-
-    log(`[${name}] seeding ${SEED_COUNT} pets into each`)
-    const seeded = await Promise.all(servers.map(({ server }) => seed(server.baseUrl, KEY)))
-    if (new Set(seeded.map((result) => result.existingId)).size > 1) throw new Error('seeding gave different ids')
-    const [first] = seeded
-    if (first === undefined) throw new Error('no server to bench')
-    log(`[${name}] all hold ${await compareData(named, KEY)}`)
-    const warnings: string[] = []
-    const differences = await compareAnswers(named, KEY, first.existingId)
-    for (const [server, found] of differences) {
-      for (const difference of found) warnings.push(`${server} answers unlike ${named[0]?.name}: ${difference}`)
-      log(`[${name}] parity of ${server}: ${found.length === 0 ? 'same answers' : `${found.length} difference(s)`}`)
-    }
-
-    const scenarios = buildScenarios(KEY, first)
     const samples = new Map<string, Measurement[]>()
     const probeNotes = new Map<string, string[]>()
+    const warnings: string[] = []
     const at = (server: string, scenario: ScenarioName) => `${server} ${scenario}`
+    let names: string[] = []
+    let scenarios: Record<ScenarioName, Scenario> | undefined
     for (let round = 0; round < options.rounds; round++) {
+      const specs = await specsOf()
+      names = specs.map((spec) => spec.name)
+      // New processes each round, started, seeded and warmed up one at a time while the others sit idle:
+      // Node processes started, or left running, beside each other on one core came out up to 30% slower for
+      // good, at random (bench/README.md, "Start-up"). A round is then what a fresh server does.
+      log(
+        `[${name}] round ${round + 1}/${options.rounds}: starting, seeding (${SEED_COUNT} pets), warming up ${names.join(', ')}`,
+      )
+      const servers: Running[] = []
+      const seeded: SeedResult[] = []
+      for (const spec of specs) {
+        const running = await start(spec, serverPrefix)
+        servers.push(running)
+        const result = await seed(running.server.baseUrl, KEY)
+        seeded.push(result)
+        await load(options.loadgen, running.server.baseUrl, buildScenarios(KEY, result).list, WARMUP_SECONDS)
+      }
+      if (new Set(seeded.map((result) => result.existingId)).size > 1) throw new Error('seeding gave different ids')
+      const [first] = seeded
+      if (first === undefined) throw new Error('no server to bench')
+      scenarios = buildScenarios(KEY, first)
+      if (round === 0) {
+        const named = servers.map(({ name, server }) => ({
+          name,
+          baseUrl: server.baseUrl,
+          hostFraming: HOST_FRAMED.has(name),
+        }))
+        log(`[${name}] all hold ${await compareData(named, KEY)}`)
+        const differences = await compareAnswers(named, KEY, first.existingId)
+        for (const [server, found] of differences) {
+          for (const difference of found) warnings.push(`${server} answers unlike ${named[0]?.name}: ${difference}`)
+          log(`[${name}] parity of ${server}: ${found.length === 0 ? 'same answers' : `${found.length} difference(s)`}`)
+        }
+      }
       for (const [index, scenarioName] of options.scenarios.entries()) {
         const scenario = scenarios[scenarioName]
         log(`[${name}] round ${round + 1}/${options.rounds}: ${scenarioName}`)
@@ -408,12 +426,9 @@ async function benchGroup(
           server: { baseUrl },
         } of rotate(servers, round + index)) {
           const key = at(server, scenarioName)
-          if (round === 0) {
-            // Once per server and scenario: later rounds find the server warm already.
-            const problem = await probe(baseUrl, scenario)
-            probeNotes.set(key, problem === undefined ? [] : [`probe: ${problem}`])
-            await load(options.loadgen, baseUrl, scenario, WARMUP_SECONDS)
-          }
+          const problem = await probe(baseUrl, scenario)
+          if (problem !== undefined) probeNotes.set(key, [...(probeNotes.get(key) ?? []), `probe: ${problem}`])
+          await load(options.loadgen, baseUrl, scenario, WARMUP_SECONDS)
           const measurement = await load(options.loadgen, baseUrl, scenario, options.durationSeconds)
           samples.set(key, [...(samples.get(key) ?? []), measurement])
           log(
@@ -422,13 +437,16 @@ async function benchGroup(
           )
         }
       }
+      for (const { server } of servers) await server.stop()
     }
+    if (scenarios === undefined) throw new Error('no round to bench')
+    const measured = scenarios
 
     // Rows by scenario, then servers in the order given, so that each scenario's competitors stand together.
     const rows: Row[] = options.scenarios.flatMap((scenario) =>
-      servers.map(({ name: server }) => {
+      names.map((server) => {
         const rounds = samples.get(at(server, scenario)) ?? []
-        const notes = [...(probeNotes.get(at(server, scenario)) ?? []), ...roundNotes(rounds, scenarios[scenario])]
+        const notes = [...(probeNotes.get(at(server, scenario)) ?? []), ...roundNotes(rounds, measured[scenario])]
         return summarize(name, server, scenario, rounds, notes)
       }),
     )
@@ -456,30 +474,33 @@ function logToNull(command: readonly string[]): string[] {
 
 /** Ours and the peers on one store. */
 async function benchStore(store: StoreName, options: Options, serverPrefix: readonly string[]): Promise<Group> {
-  const db = await prepareStore(store)
-  const args = (server: ServerName) => ['--port', '0', '--key', KEY, '--db', db(server)]
-  const specs: ServerSpec[] = [
-    // Without its access log, as the peers run: the API against the API.
-    { name: 'ours', command: [...options.ours.command, ...args('ours'), '--log', 'off'] },
-    // What operating it costs, on the memory store where the server's own work shows most.
-    ...(store === 'memory'
-      ? [
-          { name: 'ours+log', command: logToNull([...options.ours.command, ...args('ours'), '--log', 'json']) },
-          {
-            name: 'ours+metrics',
-            command: [...options.ours.command, ...args('ours'), '--log', 'off', '--metrics-port', '0'],
-          },
-        ]
-      : []),
-    ...PEERS.map(({ name, script }) => ({ name, command: [process.execPath, script, ...args(name)] })),
-  ]
+  // A fresh database (file, schema) for every round: the servers start afresh too.
+  const specsOf = async (): Promise<ServerSpec[]> => {
+    const db = await prepareStore(store)
+    const args = (server: ServerName) => ['--port', '0', '--key', KEY, '--db', db(server)]
+    return [
+      // Without its access log, as the peers run: the API against the API.
+      { name: 'ours', command: [...options.ours.command, ...args('ours'), '--log', 'off'] },
+      // What operating it costs, on the memory store where the server's own work shows most.
+      ...(store === 'memory'
+        ? [
+            { name: 'ours+log', command: logToNull([...options.ours.command, ...args('ours'), '--log', 'json']) },
+            {
+              name: 'ours+metrics',
+              command: [...options.ours.command, ...args('ours'), '--log', 'off', '--metrics-port', '0'],
+            },
+          ]
+        : []),
+      ...PEERS.map(({ name, script }) => ({ name, command: [process.execPath, script, ...args(name)] })),
+    ]
+  }
   const url = serverUrl(store)
   const where =
     url === undefined
       ? ''
       : ` (server ${redact(url)}, not pinned; a fresh ${store === 'postgres' ? 'schema' : 'database'})`
   const title = `${store} store${where}; ratio: vs ${REFERENCE} (node:http by hand)`
-  return benchGroup(store, title, REFERENCE, specs, options, serverPrefix)
+  return benchGroup(store, title, REFERENCE, specsOf, options, serverPrefix)
 }
 
 /**
@@ -505,7 +526,7 @@ async function benchEmbedded(
     { name: yardstick.name, command: [process.execPath, yardstick.script, ...args] },
   ]
   const title = `embedded: our handler from dist/ as users mount it, memory store; ${EMBEDDED.map(({ name, what }) => `${name}: ${what}`).join('; ')}; ratio: vs ${REFERENCE} (node:http by hand)`
-  return benchGroup('embedded', title, REFERENCE, specs, options, serverPrefix)
+  return benchGroup('embedded', title, REFERENCE, async () => specs, options, serverPrefix)
 }
 
 /** Our binary on Node beside the examples on Bun and Deno, memory store; undefined when neither runtime is there. */
@@ -526,7 +547,7 @@ async function benchRuntimes(
   ]
   const versions = [`node ${process.versions.node}`, ...servers.map(({ name, version }) => `${name} ${version}`)]
   const title = `runtimes: memory store; node: our binary, ${servers.map(({ name }) => `${name}: examples/${name}.ts`).join(', ')} (${versions.join(', ')}); ratio: vs our binary on Node`
-  return benchGroup('runtimes', title, 'node', specs, options, serverPrefix)
+  return benchGroup('runtimes', title, 'node', async () => specs, options, serverPrefix)
 }
 
 function packageVersion(name: string): string {
@@ -608,7 +629,7 @@ async function main(): Promise<void> {
           `peers (plain JS run by node, bench/peers/): node-http = node:http by hand (the yardstick), fastify ${versions.fastify} with route and response schemas, hono ${versions.hono} on @hono/node-server ${versions['@hono/node-server']}`,
         ]
       : []),
-    `load generator: ${options.loadgen === 'wrk' ? 'wrk, 1 thread' : `autocannon ${versions.autocannon}, in-process`}, ${CONNECTIONS} connections, ${options.rounds} round(s) of ${options.durationSeconds} s per server and scenario (${WARMUP_SECONDS} s warm-up in the first), ${SEED_COUNT} seeded pets, node ${process.version}, ${pinning.how}`,
+    `load generator: ${options.loadgen === 'wrk' ? 'wrk, 1 thread' : `autocannon ${versions.autocannon}, in-process`}, ${CONNECTIONS} connections, ${options.rounds} round(s) of ${options.durationSeconds} s per server and scenario (fresh servers each round, each warmed up ${WARMUP_SECONDS} s per scenario), ${SEED_COUNT} seeded pets, node ${process.version}, ${pinning.how}`,
     "req/s, p50, p99: medians over the rounds; ratio: req/s over the reference server's; spread: (max - min) / median req/s over the rounds;",
     `loadgen CPU: the load generator's busiest round, of one core (! from 90%: the generator is the limit, the ratio is not trustworthy)`,
     ...notes,
