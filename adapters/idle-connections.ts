@@ -32,20 +32,27 @@ export interface ConnectionGuard {
 
 /** A connection's answers not yet out, oldest first (more than one only when requests are pipelined). */
 const ANSWERS = Symbol('petstore-server.answers')
-type Tracked = Socket & { [ANSWERS]?: ServerResponse[] }
+/** When a connection last became idle, in {@link guardConnections}' order; 0 while it has a request in flight. */
+const IDLE_SINCE = Symbol('petstore-server.idle-since')
+type Tracked = Socket & { [ANSWERS]?: ServerResponse[]; [IDLE_SINCE]?: number }
 /** An answer's connection: at its 'close', `response.socket` is detached, and `response.req.socket` may be too. */
 const CONNECTION = Symbol('petstore-server.connection')
 type Answer = ServerResponse & { [CONNECTION]?: Tracked }
 
 /**
- * Tracks the server's connections without a timer per connection or request:
- * idle ones sit in two Maps, new connections that have sent no request yet and
- * kept-alive ones between requests, each in the order they became idle (a Map
- * keeps insertion order, and delete + set moves one to the end). The one idle
- * the longest is the older of the two firsts, found in O(1), and a sweep a few
- * times a second walks only the new connections past their deadline. A busy
- * connection is never closed for room: when every connection is busy, the
- * newcomer is refused, as Node's own `maxConnections` would.
+ * Tracks the server's connections without a timer per connection or request,
+ * and without a Map write or a clock read per answer. Each connection carries
+ * the moment it last became idle as a number from a counter (at connect, and
+ * when its last answer is out), or 0 while it has a request in flight. The
+ * one idle the longest is the lowest number, found by a walk over the open
+ * connections only when a newcomer needs room: at most `maxConnections`
+ * steps, and only at the cap, where a Map of idle connections (the earlier
+ * design) paid a delete and a set on every request (profiled: ~0.3 µs of a
+ * 16 µs refusal). New connections that have sent no request yet are also kept
+ * in one Map, in the order they connected, with the time: a sweep a few times
+ * a second walks only those past their deadline. A busy connection is never
+ * closed for room: when every connection is busy, the newcomer is refused, as
+ * Node's own `maxConnections` would.
  *
  * Node's `headersTimeout` still bounds every request head, and its
  * `keepAliveTimeout` closes kept-alive connections (closing them here too,
@@ -59,7 +66,7 @@ type Answer = ServerResponse & { [CONNECTION]?: Tracked }
  * the server's `clientError` listener).
  *
  * Nothing per request goes into a Map keyed by the request's own objects, and
- * idle times are small integers: a Map holding each in-flight answer, or a
+ * idle marks are small integers: a Map holding each in-flight answer, or a
  * `Date.now()` (a boxed number) per answer, got young objects promoted, and
  * under load a full collection ran several times a second, each pausing the
  * server 5–7 ms (profiled with --trace-gc: the cause of a p99 twice the lean
@@ -67,23 +74,23 @@ type Answer = ServerResponse & { [CONNECTION]?: Tracked }
  */
 export function guardConnections(server: Server, limits: ConnectionLimits): ConnectionGuard {
   const { maxConnections, maxConnectionsPerAddress, firstRequestTimeoutMs } = limits
-  /** Connections without a request yet, and kept-alive ones between requests: when each became idle. */
+  /** Connections without a request yet, in the order they connected, and when they did. */
   const fresh = new Map<Socket, number>()
-  const kept = new Map<Socket, number>()
   /** Every connection counted against the caps, with its client address. */
-  const open = new Map<Socket, string>()
+  const open = new Map<Tracked, string>()
   const perAddress = new Map<string, number>()
   // Milliseconds since the guard began: an integer V8 keeps unboxed for 12 days (Date.now() is boxed).
   const epoch = Date.now()
   const clock = () => Date.now() - epoch
+  /** The order in which connections became idle: a small integer for 2^30 answers, then a double, still exact. */
+  let idleOrder = 0
 
   /** Stops counting `socket`: at its close, or at once when it is evicted (its 'close' comes a tick later). */
-  const forget = (socket: Socket) => {
+  const forget = (socket: Tracked) => {
     const address = open.get(socket)
     if (address === undefined) return
     open.delete(socket)
     fresh.delete(socket)
-    kept.delete(socket)
     if (maxConnectionsPerAddress > 0) {
       const left = (perAddress.get(address) ?? 1) - 1
       if (left === 0) perAddress.delete(address)
@@ -91,23 +98,24 @@ export function guardConnections(server: Server, limits: ConnectionLimits): Conn
     }
   }
 
-  /** The first idle connection of `idle` (from `address` only, if given), and since when it is idle. */
-  const oldest = (idle: Map<Socket, number>, address?: string): [Socket, number] | undefined => {
-    for (const entry of idle) if (address === undefined || open.get(entry[0]) === address) return entry
-    return undefined
-  }
-
   /** Closes the connection idle the longest (from `address` only, if given); false if none is idle. */
   const evictOldest = (address?: string): boolean => {
-    const [a, b] = [oldest(fresh, address), oldest(kept, address)]
-    const victim = a && b ? (a[1] <= b[1] ? a : b) : (a ?? b)
+    let victim: Tracked | undefined
+    let since = Number.POSITIVE_INFINITY
+    for (const [socket, from] of open) {
+      const idle = socket[IDLE_SINCE] ?? 0
+      if (idle > 0 && idle < since && (address === undefined || from === address)) {
+        victim = socket
+        since = idle
+      }
+    }
     if (victim === undefined) return false
-    forget(victim[0])
-    victim[0].destroy()
+    forget(victim)
+    victim.destroy()
     return true
   }
 
-  server.on('connection', (socket: Socket) => {
+  server.on('connection', (socket: Tracked) => {
     const address = socket.remoteAddress ?? ''
     if (maxConnectionsPerAddress > 0) {
       const mine = perAddress.get(address) ?? 0
@@ -116,6 +124,7 @@ export function guardConnections(server: Server, limits: ConnectionLimits): Conn
     if (maxConnections > 0 && open.size >= maxConnections && !evictOldest()) return void socket.destroy()
     open.set(socket, address)
     if (maxConnectionsPerAddress > 0) perAddress.set(address, (perAddress.get(address) ?? 0) + 1)
+    socket[IDLE_SINCE] = ++idleOrder
     fresh.set(socket, clock())
     socket.once('close', () => forget(socket))
   })
@@ -139,11 +148,13 @@ export function guardConnections(server: Server, limits: ConnectionLimits): Conn
   return {
     busy(socket: Tracked, response: Answer) {
       response[CONNECTION] = socket
-      fresh.delete(socket)
-      kept.delete(socket)
+      socket[IDLE_SINCE] = 0
       const answers = socket[ANSWERS]
-      if (answers === undefined) socket[ANSWERS] = [response]
-      else answers.push(response)
+      if (answers === undefined) {
+        // Its first request: no longer fresh.
+        fresh.delete(socket)
+        socket[ANSWERS] = [response]
+      } else answers.push(response)
     },
     answered(response: Answer) {
       const socket = response[CONNECTION]
@@ -155,11 +166,11 @@ export function guardConnections(server: Server, limits: ConnectionLimits): Conn
       if (at === answers.length - 1) answers.pop()
       else answers.splice(at, 1)
       // A pipelined request's answer may be next on the connection: then it is still busy.
-      if (answers.length > 0 || socket.destroyed || !open.has(socket)) return
-      kept.set(socket, clock())
+      if (answers.length > 0 || socket.destroyed) return
+      socket[IDLE_SINCE] = ++idleOrder
     },
     *inFlight() {
-      for (const socket of open.keys() as Iterable<Tracked>) yield* socket[ANSWERS] ?? []
+      for (const socket of open.keys()) yield* socket[ANSWERS] ?? []
     },
     stop() {
       clearInterval(timer)

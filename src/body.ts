@@ -10,6 +10,8 @@ import { withExactIntegers } from './json-int64.js'
 
 /** `application/json` or any `application/*+json`, parameters (charset) allowed. */
 function isJson(contentType: string): boolean {
+  // What nearly every client sends: no split, trim or lower-casing for it (profiled: 0.4 µs of a create).
+  if (contentType === 'application/json') return true
   const type = contentType.split(';', 1)[0]?.trim().toLowerCase() ?? ''
   return type === 'application/json' || /^application\/[!#$%&'*.^_`|~0-9a-z-]+\+json$/.test(type)
 }
@@ -57,21 +59,24 @@ export async function readLimited(
 const utf8 = new TextDecoder('utf-8', { fatal: true })
 
 /**
- * Reads the JSON body of `request`. Throws at once (no promise) 415 for
- * another media type, 413 for a declared length past `maxBytes` and 400
- * `validation_error` for no body; the promise rejects with 413 for a body that
- * grows past `maxBytes`, 400 `invalid_json` for bytes that are not UTF-8 JSON
- * or a body broken off, and 400 `validation_error` for an empty one. The
- * top-level `exactIntegers` keys keep integers beyond 2^53 exactly, as bigints.
+ * Reads the JSON body of `request` and hands it to `use`. Throws at once (no
+ * promise) 415 for another media type, 413 for a declared length past
+ * `maxBytes` and 400 `validation_error` for no body; the promise rejects with
+ * 413 for a body that grows past `maxBytes`, 400 `invalid_json` for bytes that
+ * are not UTF-8 JSON or a body broken off, and 400 `validation_error` for an
+ * empty one, and with whatever `use` throws. The top-level `exactIntegers`
+ * keys keep integers beyond 2^53 exactly, as bigints.
  *
- * Not an async function: a create is one promise (the read) and one step
- * after it, where `await`s added a promise and a turn each (profiled).
+ * Not an async function, and `use` runs in the step that parses: a create is
+ * one promise (the read) and one step after it, where `await`s, or a second
+ * `then` for `use`, added a promise and a turn each (profiled).
  */
-export function readJson(
+export function readJson<T>(
   request: ApiRequest,
   maxBytes: number,
-  exactIntegers: readonly string[] = [],
-): Promise<unknown> {
+  exactIntegers: readonly string[],
+  use: (body: unknown) => T,
+): Promise<Awaited<T>> {
   const contentType = request.header('content-type')
   const length = request.header('content-length')
   // Over HTTP a POST without a body still has one, empty: `content-length: 0` says so.
@@ -83,7 +88,8 @@ export function readJson(
   if (Number(length ?? Number.NaN) > maxBytes) throw tooLarge(maxBytes)
   // A carrier that reads the body whole does so without a promise per chunk.
   const read = request.readBody ? request.readBody(maxBytes) : readLimited(body, maxBytes)
-  return read.then((bytes) => jsonOf(bytes, exactIntegers), unreadable)
+  // `unreadable` sees the read's failures only; what `use` throws rejects the promise as it is.
+  return read.then((bytes) => use(jsonOf(bytes, exactIntegers)), unreadable) as Promise<Awaited<T>>
 }
 
 function unreadable(error: unknown): never {

@@ -74,7 +74,7 @@ export function createPet(
   request: ApiRequest,
   { store, basePath, maxBodyBytes }: OperationContext,
 ): Promise<ApiAnswer> {
-  return readJson(request, maxBodyBytes, EXACT_INTEGERS).then((body) => {
+  return readJson(request, maxBodyBytes, EXACT_INTEGERS, (body) => {
     // valibot's object schema takes arrays for objects; the API does not.
     const input = validate(NewPetSchema, Array.isArray(body) ? null : body, 'body')
     const pet = store.create(input, request.signal)
