@@ -65,14 +65,30 @@ export function toNodeListener(handler: FetchHandler): NodeListener {
 /** A host name, IPv4 or bracketed IPv6 address, with an optional port: what a `Host` header may say. */
 const HOST = /^(?:[A-Za-z0-9_-]{1,63}(?:\.[A-Za-z0-9_-]{1,63})*\.?|\[[0-9A-Fa-f:.]{2,45}\])(?::[0-9]{1,5})?$/
 
+/** The request target as sent. Express strips its mount path from `url` and keeps the whole in `originalUrl`. */
+const rawTarget = (request: IncomingMessage): string =>
+  (request as IncomingMessage & { originalUrl?: string }).originalUrl ?? request.url ?? '/'
+
 /** The request's absolute URL. A `Host` that is no host name is not trusted into it. */
 function urlOf(request: IncomingMessage): string {
-  // Express strips its mount path from `url` and keeps the whole in `originalUrl`.
-  const target = (request as IncomingMessage & { originalUrl?: string }).originalUrl ?? request.url ?? '/'
+  const target = rawTarget(request)
   if (!target.startsWith('/')) return target // absolute-form (`GET http://host/path`), or `*`
   const host = request.headers.host
   const scheme = (request.socket as TLSSocket).encrypted ? 'https' : 'http'
   return `${scheme}://${host !== undefined && saneHost(host) ? host : 'localhost'}${target}`
+}
+
+/**
+ * The target in origin form, when the URL built from it will parse: its
+ * `Host` is absent or no host name (then `localhost` stands in), or one the
+ * URL parser takes. A name-shaped `Host` it refuses (a port past 65535) gets
+ * none, so that the API parses the URL and answers it as malformed.
+ */
+function originTarget(request: IncomingMessage): string | undefined {
+  const target = rawTarget(request)
+  if (!target.startsWith('/')) return undefined
+  const host = request.headers.host
+  return host === undefined || host === lastParsedHost || !saneHost(host) || parsesAsHost(host) ? target : undefined
 }
 
 /** The last `Host` found sane: clients send the same one, request after request. */
@@ -81,6 +97,14 @@ const saneHost = (host: string): boolean => {
   if (host === lastSaneHost) return true
   if (!HOST.test(host)) return false
   lastSaneHost = host
+  return true
+}
+
+/** The last sane `Host` the URL parser took. */
+let lastParsedHost = ''
+const parsesAsHost = (host: string): boolean => {
+  if (!URL.canParse(`http://${host}/`)) return false
+  lastParsedHost = host
   return true
 }
 
@@ -277,17 +301,24 @@ function allAuthorization(raw: readonly string[], first: string): string {
  */
 class NodeApiRequest implements ApiRequest, AsyncIterable<Uint8Array> {
   readonly method: string
-  readonly url: string
+  readonly target: string | undefined
   readonly signal: AbortLike
-  private asRequest: Request | undefined
+  private absolute: string | undefined = undefined
+  private asRequest: Request | undefined = undefined
 
   constructor(
     private readonly request: IncomingMessage,
     private readonly response: ServerResponse,
   ) {
     this.method = request.method ?? 'GET'
-    this.url = urlOf(request)
+    this.target = originTarget(request)
     this.signal = new ClientGone(request, response)
+  }
+
+  /** Built when asked: the API reads `target` (profiled: building the URL and splitting it again cost 0.2 µs). */
+  get url(): string {
+    if (this.absolute === undefined) this.absolute = urlOf(this.request)
+    return this.absolute
   }
 
   header(name: string): string | null {

@@ -45,9 +45,18 @@ function withHealth(engine: Engine, store: PetStore, onResponse: OnResponse | un
   return (request) => {
     // A cheap look at the URL first: the API's own requests should not pay for a second parse.
     // A path the URL parser would rewrite into /healthz is the API's to refuse, like any other.
-    const { url } = request
-    if (!url.includes('/healthz') || ambiguousPath(url) || new URL(url).pathname !== '/healthz') return engine(request)
+    const seen = request.target ?? request.url
+    if (!seen.includes('/healthz') || ambiguousPath(seen) || !isHealthz(request.url)) return engine(request)
     return answer(request)
+  }
+}
+
+/** Whether `url` is /healthz. A URL that does not parse (a `Host` of port 99999) is the API's to answer: a 400. */
+function isHealthz(url: string): boolean {
+  try {
+    return new URL(url).pathname === '/healthz'
+  } catch {
+    return false
   }
 }
 

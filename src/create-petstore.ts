@@ -25,7 +25,7 @@ import { openApiDocument, type ServerEntry } from './openapi.js'
 import { createPet, getPet, listPets, type OperationContext } from './operations.js'
 import { requestId as idOf } from './request-id.js'
 import { ambiguousPath } from './request-path.js'
-import { parseTarget, type Target } from './request-target.js'
+import { parseOriginTarget, parseTarget, type Target } from './request-target.js'
 import type { PetStore } from './store.js'
 import { loadTracing, traced, tracing } from './tracing.js'
 
@@ -335,10 +335,12 @@ export function createEngine(options: PetstoreOptions): Engine {
   const engine: Engine = (request) => {
     const routed = request as Routed
     const requestId = idOf(request.header('x-request-id'))
-    // Refused before the URL parser rewrites it: a proxy in front reads the path as sent.
-    if (ambiguousPath(request.url)) return refused(ambiguous(), request, requestId)
+    const { target } = request
+    // Refused before the URL parser rewrites it: a proxy in front reads the path as sent. The
+    // origin-form target holds the same path as the URL (an authority holds no `\`, `%` or `/.`).
+    if (ambiguousPath(target ?? request.url)) return refused(ambiguous(), request, requestId)
     try {
-      routed.parsed = parseTarget(request.url)
+      routed.parsed = target === undefined ? parseTarget(request.url) : parseOriginTarget(target, () => request.url)
     } catch {
       return refused(malformed(), request, requestId)
     }

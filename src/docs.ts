@@ -117,7 +117,7 @@ export function withDocsEngine(engine: Engine, { basePath, load }: DocsOptions):
   // Not an async function: the API's own answers pass through as they come, at once when they are ready.
   return (request) => {
     // A cheap look first: the API's own requests should not pay for a URL parse.
-    if (!request.url.includes(prefix)) return engine(request)
+    if (!(request.target ?? request.url).includes(prefix)) return engine(request)
     let pathname: string
     try {
       pathname = new URL(request.url).pathname

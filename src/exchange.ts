@@ -20,6 +20,14 @@ export interface ApiRequest {
   readonly method: string
   /** The absolute URL. */
   readonly url: string
+  /**
+   * The target as the client sent it, in origin form (`/v1/pets?limit=2`),
+   * where the carrier has it and `url` is this target on an authority the
+   * URL parser takes. The API then reads the path and query from it, and
+   * `url`, built from it, need not be built at all (Node). Absent, they are
+   * read from `url`.
+   */
+  readonly target?: string
   /** A header by its lower-case name; `null` when absent. */
   header(name: string): string | null
   /**

@@ -99,7 +99,7 @@ export function targetOf(url: string): string {
 export function tell(
   hook: OnResponse,
   answer: ApiAnswer,
-  request: { method: string; url: string },
+  request: { method: string; url: string; target?: string },
   requestId: string,
   route: string | null,
   started: number,
@@ -109,7 +109,7 @@ export function tell(
       new Told(
         requestId,
         request.method,
-        targetOf(request.url),
+        request.target ?? targetOf(request.url),
         route,
         answer.status,
         answer.code ?? null,

@@ -84,20 +84,34 @@ export function parseTarget(url: string): Target {
   const scheme = url.startsWith('http://') ? 7 : url.startsWith('https://') ? 8 : 0
   const slash = scheme === 0 ? -1 : url.indexOf('/', scheme)
   if (slash < 0) return parsed(url)
-  let end = url.indexOf('?', slash)
-  const hash = url.indexOf('#', slash)
+  return (parsesAsAuthority(url, slash) && plainTarget(url, slash)) || parsed(url)
+}
+
+/**
+ * The target of a request sent in origin form (`/v1/pets?limit=2`) whose
+ * absolute URL is `url()`, on an authority the parser takes (see
+ * `ApiRequest.target`): the same as `parseTarget(url())`, without building
+ * or splitting the absolute URL when the target is plain.
+ */
+export function parseOriginTarget(target: string, url: () => string): Target {
+  return plainTarget(target, 0) || parsed(url())
+}
+
+/** `text` from `slash` (a path) split by hand, or `undefined` where the parser would rewrite something. */
+function plainTarget(text: string, slash: number): Target | undefined {
+  let end = text.indexOf('?', slash)
+  const hash = text.indexOf('#', slash)
   if (hash >= 0 && (end < 0 || hash < end)) end = hash
-  const path = end < 0 ? url.slice(slash) : url.slice(slash, end)
+  const path = end < 0 ? (slash === 0 ? text : text.slice(slash)) : text.slice(slash, end)
   if (
     !PLAIN_PATH.test(path) ||
     (path.includes('.') || path.includes('%') ? DOT_SEGMENT.test(path) : false) ||
-    !parsesAsAuthority(url, slash) ||
-    NOT_VISIBLE_ASCII.test(url)
+    NOT_VISIBLE_ASCII.test(text)
   ) {
-    return parsed(url)
+    return undefined
   }
-  if (end < 0 || url.charCodeAt(end) === 35 /* # */) return { pathname: path, query: '' }
-  return { pathname: path, query: hash < 0 ? url.slice(end + 1) : url.slice(end + 1, hash) }
+  if (end < 0 || text.charCodeAt(end) === 35 /* # */) return { pathname: path, query: '' }
+  return { pathname: path, query: hash < 0 ? text.slice(end + 1) : text.slice(end + 1, hash) }
 }
 
 /**

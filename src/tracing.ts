@@ -74,7 +74,7 @@ export function traced<R extends ApiRequest>(
     // request runs as it would untraced, without a no-op span made and dropped for each.
     const provider = api.trace.getTracerProvider() as { getDelegate?: () => unknown }
     if (provider.getDelegate?.() === noopProvider(api)) return run(request)
-    const path = targetOf(request.url).split('?', 1)[0] ?? '/'
+    const path = (request.target ?? targetOf(request.url)).split('?', 1)[0] ?? '/'
     const attributes = { 'http.request.method': method, 'url.path': path }
     span = api.trace.getTracer('petstore-server').startSpan(method, { kind: api.SpanKind.SERVER, attributes })
   } catch {

@@ -209,6 +209,20 @@ function edgeCases(target: string, port: () => number, healthz: boolean): void {
       assert.equal((await exchange(port(), get('/v1/pets/.1'))).status, 400) // a petId that is no integer
       assert.equal((await exchange(port(), get('/v1/pets?status=sold&x=a/../b'))).status, 200)
     })
+
+    test('a Host the URL parser refuses: 400 bad_request; one that is no host name reads as localhost', async () => {
+      const refused = `Host: x:99999\r\nAuthorization: Bearer ${KEY}\r\n`
+      for (const path of ['/v1/pets?limit=1', '/v1/pets/1', ...(healthz ? ['/healthz', '/v1/docs'] : [])]) {
+        assertError(await exchange(port(), get(path, refused)), 400, 'bad_request', 'The request URL is malformed')
+      }
+      for (const host of ['a b', '[zz]', '[::1]:8', 'EXAMPLE.org.']) {
+        const answer = await exchange(
+          port(),
+          get('/v1/pets?limit=1', `Host: ${host}\r\nAuthorization: Bearer ${KEY}\r\n`),
+        )
+        assert.equal(answer.status, 200, host)
+      }
+    })
   })
 }
 
