@@ -19,6 +19,8 @@ export interface ServerProcess {
   readonly name: string
   /** Always http://127.0.0.1:PORT/v1: only the port is taken from the ready line. */
   readonly baseUrl: string
+  /** The process group the server runs in: its leader's pid. */
+  readonly pid: number
   stop(): Promise<void>
 }
 
@@ -73,7 +75,7 @@ export async function startServer(
         reject(new Error(`exited before ready (code ${code}, signal ${signal})`))
       })
     })
-    return { name, baseUrl: `http://127.0.0.1:${port}/v1`, stop }
+    return { name, baseUrl: `http://127.0.0.1:${port}/v1`, pid: child.pid as number, stop }
   } catch (error) {
     await stop()
     const output = tail.length > 0 ? `\n--- last output ---\n${tail.join('\n')}` : ''
