@@ -250,6 +250,51 @@ describe('idle-connection floods', { concurrency: false, timeout: 60_000 }, () =
     }
   })
 
+  test('serve(), cap 4: a connection that asks again is idle from its new answer on; the oldest idle goes first', async () => {
+    const server = await serveInProcess(KEY, { maxConnections: 4 })
+    const ask = (socket: net.Socket) =>
+      new Promise<void>((resolve) => {
+        socket.once('data', () => resolve())
+        socket.write(`GET /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${KEY}\r\n\r\n`)
+      })
+    // A fresh connection (no request yet) and three kept-alive ones, idle in that order: fresh, a, b, c.
+    const fresh = net.connect(server.port, '127.0.0.1')
+    fresh.on('error', () => {})
+    await new Promise<void>((resolve) => fresh.once('connect', () => resolve()))
+    await sleep(20)
+    const kept: net.Socket[] = []
+    for (let i = 0; i < 3; i++) {
+      const socket = net.connect(server.port, '127.0.0.1')
+      socket.on('error', () => {})
+      await ask(socket)
+      kept.push(socket)
+      await sleep(20)
+    }
+    const [a, b, c] = kept as [net.Socket, net.Socket, net.Socket]
+    try {
+      // a asks again, from the middle of the order to its end: fresh, b, c, a.
+      await ask(a)
+      await sleep(20)
+      const newcomer = async () => {
+        const answer = await request(false, server.port, { path: '/v1/pets', headers: AUTH })
+        assert.equal(answer.status, 200)
+        await sleep(100)
+        return [fresh, a, b, c].map((socket) => socket.destroyed)
+      }
+      assert.deepEqual(await newcomer(), [true, false, false, false], 'the fresh connection, idle the longest')
+      // The newcomer's client closed its connection: one more fills the cap again, idle the shortest.
+      const last = net.connect(server.port, '127.0.0.1')
+      last.on('error', () => {})
+      kept.push(last)
+      await new Promise<void>((resolve) => last.once('connect', () => resolve()))
+      await sleep(20)
+      assert.deepEqual(await newcomer(), [true, false, true, false], 'then b, not a, which asked again')
+      assert.equal(last.destroyed, false)
+    } finally {
+      for (const socket of [fresh, ...kept]) socket.destroy()
+    }
+  })
+
   test('serve(): the first-request deadline spares a kept-alive connection; Node closes it at keepAliveTimeoutMs', async () => {
     const server = await serveInProcess(KEY, { firstRequestTimeoutMs: 300, keepAliveTimeoutMs: 1_500 })
     const socket = net.connect(server.port, '127.0.0.1')
