@@ -340,7 +340,7 @@ export function createEngine(options: PetstoreOptions): Engine {
     // origin-form target holds the same path as the URL (an authority holds no `\`, `%` or `/.`).
     if (ambiguousPath(target ?? request.url)) return refused(ambiguous(), request, requestId)
     try {
-      routed.parsed = target === undefined ? parseTarget(request.url) : parseOriginTarget(target, () => request.url)
+      routed.parsed = (target !== undefined && parseOriginTarget(target)) || parseTarget(request.url)
     } catch {
       return refused(malformed(), request, requestId)
     }

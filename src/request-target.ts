@@ -88,13 +88,13 @@ export function parseTarget(url: string): Target {
 }
 
 /**
- * The target of a request sent in origin form (`/v1/pets?limit=2`) whose
- * absolute URL is `url()`, on an authority the parser takes (see
- * `ApiRequest.target`): the same as `parseTarget(url())`, without building
- * or splitting the absolute URL when the target is plain.
+ * The target of a request sent in origin form (`/v1/pets?limit=2`) on an
+ * authority the parser takes (see `ApiRequest.target`), split by hand; or
+ * `undefined` where the parser would rewrite something, and then
+ * `parseTarget` of the absolute URL says what it is.
  */
-export function parseOriginTarget(target: string, url: () => string): Target {
-  return plainTarget(target, 0) || parsed(url())
+export function parseOriginTarget(target: string): Target | undefined {
+  return plainTarget(target, 0)
 }
 
 /** `text` from `slash` (a path) split by hand, or `undefined` where the parser would rewrite something. */

@@ -46,7 +46,7 @@ function assertSame(url: string) {
   if (origin !== undefined) {
     let fromOrigin: ReturnType<typeof byUs>
     try {
-      fromOrigin = parseOriginTarget(origin, () => url)
+      fromOrigin = parseOriginTarget(origin) ?? parseTarget(url)
     } catch {
       fromOrigin = 'throws'
     }
