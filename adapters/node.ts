@@ -12,6 +12,7 @@ import { errorAnswer, PetstoreError } from '../src/errors.js'
 import { type AbortLike, type ApiAnswer, type ApiRequest, type Engine, engineOf, pending } from '../src/exchange.js'
 import { setDefaults } from '../src/headers.js'
 import type { OnResponse } from '../src/observe.js'
+import { authorityParses } from '../src/request-target.js'
 import { guardConnections } from './idle-connections.js'
 import { ownRequestId, tellOwn } from './own-answers.js'
 
@@ -100,10 +101,10 @@ const saneHost = (host: string): boolean => {
   return true
 }
 
-/** The last sane `Host` the URL parser took. */
+/** The last sane `Host` the URL parser took, by the rule `parseTarget` applies. */
 let lastParsedHost = ''
 const parsesAsHost = (host: string): boolean => {
-  if (!URL.canParse(`http://${host}/`)) return false
+  if (!authorityParses(`http://${host}`)) return false
   lastParsedHost = host
   return true
 }

@@ -48,7 +48,15 @@ let lastAuthority = ''
 
 function parsesAsAuthority(url: string, end: number): boolean {
   if (end === lastAuthority.length && url.startsWith(lastAuthority)) return true
-  const authority = url.slice(0, end)
+  return authorityParses(url.slice(0, end))
+}
+
+/**
+ * Whether the URL parser takes `authority` (`http://host[:port]`) as it is,
+ * so that a path after it is read as written: the rule {@link parseTarget}
+ * applies, for a carrier that hands over an origin-form target instead.
+ */
+export function authorityParses(authority: string): boolean {
   let ok = authorities.get(authority)
   if (ok === undefined) {
     try {
