@@ -16,14 +16,13 @@
 // user + system time over the measurement (Linux /proc), divided by the requests answered.
 import { readdirSync, readFileSync } from 'node:fs'
 import { parseArgs } from 'node:util'
-import { defaultLoadgen, LOADGEN_NAMES, type LoadgenName, load } from './loadgen.js'
+import { defaultLoadgen, LOADGEN_NAMES, type LoadgenName, load, seedAndWarm, WARMUP_SECONDS } from './loadgen.js'
 import { pinCpus } from './pinning.js'
 import { median } from './report.js'
-import { buildScenarios, SCENARIO_NAMES, type ScenarioName, seed } from './scenarios.js'
+import { buildScenarios, SCENARIO_NAMES, type ScenarioName } from './scenarios.js'
 import { startServer } from './server-process.js'
 
 const KEY = 'bench-key'
-const WARMUP_SECONDS = 2
 
 const { values } = parseArgs({
   options: {
@@ -85,10 +84,7 @@ for (let round = 0; round < rounds; round++) {
   for (const i of order) {
     const { name, command } = servers[i] as (typeof servers)[number]
     const server = await startServer(name, [...pinning.serverPrefix, ...command, '--port', '0', '--key', KEY], '.')
-    const seeded = await seed(server.baseUrl, KEY)
-    const scenarios = buildScenarios(KEY, seeded)
-    scenario = scenarios[scenarioName]
-    await load(loadgen, server.baseUrl, scenarios.list, WARMUP_SECONDS)
+    scenario = buildScenarios(KEY, await seedAndWarm(loadgen, server.baseUrl, KEY))[scenarioName]
     running[i] = { baseUrl: server.baseUrl, group: server.pid, stop: server.stop }
   }
   for (const i of order) {

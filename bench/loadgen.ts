@@ -25,7 +25,7 @@ import { join } from 'node:path'
 import { performance } from 'node:perf_hooks'
 import autocannon from 'autocannon'
 import type { Measurement } from './report.js'
-import type { Scenario } from './scenarios.js'
+import { buildScenarios, type Scenario, type SeedResult, seed } from './scenarios.js'
 
 export const LOADGEN_NAMES = ['wrk', 'autocannon'] as const
 export type LoadgenName = (typeof LOADGEN_NAMES)[number]
@@ -44,6 +44,23 @@ export function defaultLoadgen(): LoadgenName {
     // wrk --version exits 1 after printing its version: it is there.
     return (error as { status?: number }).status === 1 ? 'wrk' : 'autocannon'
   }
+}
+
+/**
+ * How long a server is warmed up: alone once it is seeded, then on each scenario before it is
+ * measured. V8 takes a few thousand requests to optimize a server's hot paths; 1 s was not always enough.
+ */
+export const WARMUP_SECONDS = 2
+
+/**
+ * Seeds a server just started and warms it up on the list, while the other servers sit
+ * idle: started or warmed beside each other, Node processes came out up to 30% slower at
+ * random (bench/README.md, "Start-up"). Returns the seed, for the scenarios' ids.
+ */
+export async function seedAndWarm(generator: LoadgenName, baseUrl: string, key: string): Promise<SeedResult> {
+  const seeded = await seed(baseUrl, key)
+  await load(generator, baseUrl, buildScenarios(key, seeded).list, WARMUP_SECONDS)
+  return seeded
 }
 
 /** One run of `seconds` against `baseUrl` with the scenario's request. */

@@ -71,7 +71,15 @@ import { tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
 import { Cleanups } from './cleanups.js'
-import { CONNECTIONS, defaultLoadgen, LOADGEN_NAMES, type LoadgenName, load } from './loadgen.js'
+import {
+  CONNECTIONS,
+  defaultLoadgen,
+  LOADGEN_NAMES,
+  type LoadgenName,
+  load,
+  seedAndWarm,
+  WARMUP_SECONDS,
+} from './loadgen.js'
 import { compareAnswers, compareData } from './parity.js'
 import { pinCpus } from './pinning.js'
 import {
@@ -93,12 +101,9 @@ import {
   type ScenarioName,
   SEED_COUNT,
   type SeedResult,
-  seed,
 } from './scenarios.js'
 import { type ServerProcess, startServer } from './server-process.js'
 
-// V8 takes a few thousand requests to optimize a server's hot paths; 1 s was not always enough.
-const WARMUP_SECONDS = 2
 const KEY = 'bench-key'
 // One cursor secret for every server started (they inherit the environment), so that parity can compare their Links.
 process.env.PETSTORE_CURSOR_SECRET ||= randomBytes(32).toString('base64url')
@@ -397,9 +402,7 @@ async function benchGroup(
       for (const spec of specs) {
         const running = await start(spec, serverPrefix)
         servers.push(running)
-        const result = await seed(running.server.baseUrl, KEY)
-        seeded.push(result)
-        await load(options.loadgen, running.server.baseUrl, buildScenarios(KEY, result).list, WARMUP_SECONDS)
+        seeded.push(await seedAndWarm(options.loadgen, running.server.baseUrl, KEY))
       }
       if (new Set(seeded.map((result) => result.existingId)).size > 1) throw new Error('seeding gave different ids')
       const [first] = seeded
