@@ -51,11 +51,16 @@ function integerOf(token: string): bigint | undefined | null {
 export function withExactIntegers(text: string, body: unknown, keys: readonly string[]): unknown {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) return body
   const object = body as Record<string, unknown>
-  const inexact = keys.filter((key) => {
+  // A loop, not `filter`: the usual body has no such integer, and then nothing is allocated.
+  let inexact: string[] | undefined
+  for (const key of keys) {
     const value = object[key]
-    return typeof value === 'number' && Number.isInteger(value) && !Number.isSafeInteger(value)
-  })
-  if (inexact.length === 0) return body
+    if (typeof value === 'number' && Number.isInteger(value) && !Number.isSafeInteger(value)) {
+      inexact ??= []
+      inexact.push(key)
+    }
+  }
+  if (inexact === undefined) return body
   // Every number becomes a string of its own digits; the last duplicate key still wins, as in `body`.
   const tokens = JSON.parse(text.replace(TOKEN, (token) => (token[0] === '"' ? token : `"${token}"`))) as Record<
     string,

@@ -8,9 +8,10 @@ import type { CursorCodec } from './cursor.js'
 import { PetstoreError } from './errors.js'
 import { type AbortLike, type ApiAnswer, type ApiRequest, jsonAnswer } from './exchange.js'
 import type { GuardedStore } from './guarded-store.js'
+import { listQueryOf, newPetOf } from './inputs.js'
 import { petJson } from './pet-json.js'
-import { queryValues, type Target } from './request-target.js'
-import { ListQuerySchema, NewPetSchema, type Pet, PetIdSchema } from './schemas.js'
+import { singleValues, type Target } from './request-target.js'
+import { type Pet, PetIdSchema } from './schemas.js'
 import type { JsonPage } from './store.js'
 import { validate } from './validate.js'
 
@@ -31,17 +32,13 @@ export function listPets(
   context: OperationContext,
   signal: AbortLike | undefined,
 ): ApiAnswer | Promise<ApiAnswer> {
-  const raw: Record<string, string | undefined> = {}
-  for (const name of KNOWN_QUERY) {
-    const values = queryValues(target.query, name)
-    if (values.length > 1) {
-      throw new PetstoreError(400, 'validation_error', `${name}: must be given at most once`, {
-        details: [{ path: name, message: 'must be given at most once' }],
-      })
-    }
-    raw[name] = values[0]
+  const raw = singleValues(target.query, KNOWN_QUERY)
+  if (typeof raw === 'string') {
+    throw new PetstoreError(400, 'validation_error', `${raw}: must be given at most once`, {
+      details: [{ path: raw, message: 'must be given at most once' }],
+    })
   }
-  const query = validate(ListQuerySchema, raw, 'query')
+  const query = listQueryOf(raw)
   const { status, limit } = query
   // A cursor continues the walk over one `status` only: another status would skip pets silently.
   const after = query.cursor === undefined ? undefined : context.cursors.decode(query.cursor, status)
@@ -75,8 +72,7 @@ export function createPet(
   { store, basePath, maxBodyBytes }: OperationContext,
 ): Promise<ApiAnswer> {
   return readJson(request, maxBodyBytes, EXACT_INTEGERS, (body) => {
-    // valibot's object schema takes arrays for objects; the API does not.
-    const input = validate(NewPetSchema, Array.isArray(body) ? null : body, 'body')
+    const input = newPetOf(body)
     const pet = store.create(input, request.signal)
     return pet instanceof Promise ? pet.then((stored) => created(stored, basePath)) : created(pet, basePath)
   })

@@ -32,10 +32,10 @@ export function petJson(pet: Pet): string {
   return `{"id":${pet.id},"name":${stringJson(pet.name)},"categoryId":${pet.categoryId}${status}}`
 }
 
-/** A page of pets as a JSON array. */
-export function petsJson(pets: readonly Pet[]): string {
+/** The first `count` pets (all by default) as a JSON array. */
+export function petsJson(pets: readonly Pet[], count = pets.length): string {
   let text = '['
-  for (let i = 0; i < pets.length; i++) text += i === 0 ? petJson(pets[i] as Pet) : `,${petJson(pets[i] as Pet)}`
+  for (let i = 0; i < count; i++) text += i === 0 ? petJson(pets[i] as Pet) : `,${petJson(pets[i] as Pet)}`
   return `${text}]`
 }
 
@@ -49,6 +49,7 @@ export function oneMore({ status, limit, after }: ListQuery): ListQuery {
  * read: one more than the page tells that more follow, without a count.
  */
 export function jsonPageOf(pets: readonly Pet[], limit: number): JsonPage {
-  const page = pets.length > limit ? pets.slice(0, limit) : pets
-  return { json: petsJson(page), lastId: page[page.length - 1]?.id, more: pets.length > limit }
+  const more = pets.length > limit
+  const count = more ? limit : pets.length
+  return { json: petsJson(pets, count), lastId: pets[count - 1]?.id, more }
 }

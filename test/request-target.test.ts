@@ -1,9 +1,9 @@
-// parseTarget, parseOriginTarget and queryValues split URLs by hand where the WHATWG URL parser would change
+// parseTarget, parseOriginTarget and singleValues split URLs by hand where the WHATWG URL parser would change
 // nothing: checked here against the parser itself, on crafted and on generated URLs.
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
 import fc from 'fast-check'
-import { parseOriginTarget, parseTarget, queryValues } from '../src/request-target.js'
+import { parseOriginTarget, parseTarget, singleValues } from '../src/request-target.js'
 
 /** What the parser says, or `'throws'`. */
 function byParser(url: string) {
@@ -55,10 +55,13 @@ function assertSame(url: string) {
   if (expected === 'throws' || ours === 'throws') return assert.equal(ours, expected, url)
   assert.equal(ours.pathname, expected.pathname, url)
   const params = new URL(url).searchParams
-  for (const name of NAMES) assert.deepEqual(queryValues(ours.query, name), params.getAll(name), `${url} ${name}`)
+  // singleValues gives each name's one value, or names the first of NAMES given more than once.
+  const repeated = NAMES.find((name) => params.getAll(name).length > 1)
+  const expectedValues = Object.fromEntries(NAMES.map((name) => [name, params.getAll(name)[0]]))
+  assert.deepEqual(singleValues(ours.query, NAMES), repeated ?? expectedValues, url)
 }
 
-describe('parseTarget and queryValues agree with the URL parser', () => {
+describe('parseTarget and singleValues agree with the URL parser', () => {
   test('on crafted URLs', () => {
     const urls = [
       'http://127.0.0.1:8080/v1/pets',
