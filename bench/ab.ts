@@ -20,7 +20,7 @@ import { defaultLoadgen, LOADGEN_NAMES, type LoadgenName, load, seedAndWarm, WAR
 import { pinCpus } from './pinning.js'
 import { median } from './report.js'
 import { buildScenarios, SCENARIO_NAMES, type ScenarioName } from './scenarios.js'
-import { startServer } from './server-process.js'
+import { serverSpec, startServer } from './server-process.js'
 
 const KEY = 'bench-key'
 
@@ -33,17 +33,7 @@ const { values } = parseArgs({
     loadgen: { type: 'string' },
   },
 })
-const servers = values.server.map((spec) => {
-  const at = spec.indexOf('=')
-  if (at < 1) throw new Error(`--server wants NAME=COMMAND, got ${JSON.stringify(spec)}`)
-  return {
-    name: spec.slice(0, at),
-    command: spec
-      .slice(at + 1)
-      .trim()
-      .split(/\s+/),
-  }
-})
+const servers = values.server.map(serverSpec)
 if (servers.length < 2) throw new Error('give at least two --server NAME=COMMAND')
 const scenarioName = values.scenario as ScenarioName
 if (!SCENARIO_NAMES.includes(scenarioName)) throw new Error(`--scenario: one of ${SCENARIO_NAMES.join(', ')}`)

@@ -1,10 +1,12 @@
-// autocannon ships no types; this covers only the parts bench/run.ts uses.
+// autocannon ships no types; this covers only the parts the bench uses.
 declare module 'autocannon' {
   export interface Options {
     url: string
     connections?: number
     /** Seconds. */
     duration?: number
+    /** A number of requests to send, instead of a duration. */
+    amount?: number
     method?: 'GET' | 'POST'
     headers?: Record<string, string>
     body?: string

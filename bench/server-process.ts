@@ -15,6 +15,19 @@ process.on('exit', () => {
   for (const pid of running) signalGroup(pid, 'SIGKILL')
 })
 
+/** A `--server NAME=COMMAND` option of bench:ab and bench:instructions: the name and the command's argv. */
+export function serverSpec(spec: string): { name: string; command: string[] } {
+  const at = spec.indexOf('=')
+  if (at < 1) throw new Error(`--server wants NAME=COMMAND, got ${JSON.stringify(spec)}`)
+  return {
+    name: spec.slice(0, at),
+    command: spec
+      .slice(at + 1)
+      .trim()
+      .split(/\s+/),
+  }
+}
+
 export interface ServerProcess {
   readonly name: string
   /** Always http://127.0.0.1:PORT/v1: only the port is taken from the ready line. */

@@ -1,0 +1,114 @@
+// Instructions per request: each server command run under valgrind's callgrind, seeded, warmed
+// up, then its counters zeroed and a fixed number of requests sent. A count of the server's
+// own user-space instructions (its threads included), not of seconds: on a noisy VM, where
+// req/s moves 10–20% between fresh processes of the same build, it tells a 1% change apart.
+// It leaves out the kernel (the writev, the wake-ups: see bench/README.md, "What a ratio
+// includes"), so it says what our code costs, and `npm run bench` what a user gets.
+//
+//   npm run bench:instructions -- --server "before=node .bench-before/bin/petstore-server.js --db memory --log off" \
+//                                 --server "after=node dist/bin/petstore-server.js --db memory --log off" \
+//                                 [--scenario get] [--warm 3000] [--requests 5000] [--connections 10] [--runs 1]
+//
+// Needs valgrind (Debian's package). Each command gets `--port 0 --key KEY` and must print
+// http://HOST:PORT/v1 when ready. Servers run one at a time, each afresh; the load generator is
+// autocannon in this process. The same build measured twice differs by up to ~3% (the
+// interleaving of requests on 10 connections changes what each loop turn does): compare runs
+// of the same --connections, and repeat with --runs where a difference is that small.
+
+import { spawnSync } from 'node:child_process'
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { parseArgs } from 'node:util'
+import autocannon from 'autocannon'
+import { median } from './report.js'
+import { buildScenarios, SCENARIO_NAMES, type Scenario, type ScenarioName, seed } from './scenarios.js'
+import { serverSpec, startServer } from './server-process.js'
+
+const KEY = 'bench-key'
+
+const { values } = parseArgs({
+  options: {
+    server: { type: 'string', multiple: true, default: [] },
+    scenario: { type: 'string', default: 'get' },
+    warm: { type: 'string', default: '3000' },
+    requests: { type: 'string', default: '5000' },
+    connections: { type: 'string', default: '10' },
+    runs: { type: 'string', default: '1' },
+  },
+})
+const servers = values.server.map(serverSpec)
+if (servers.length === 0) throw new Error('give at least one --server NAME=COMMAND')
+const scenarioName = values.scenario as ScenarioName
+if (!SCENARIO_NAMES.includes(scenarioName)) throw new Error(`--scenario: one of ${SCENARIO_NAMES.join(', ')}`)
+const [warm, requests, connections, runs] = [values.warm, values.requests, values.connections, values.runs].map(
+  Number,
+) as [number, number, number, number]
+if (spawnSync('valgrind', ['--version']).status !== 0)
+  throw new Error('valgrind not found: apt-get install -y valgrind')
+
+/** Sends exactly `amount` requests of `scenario`; throws on an unexpected status or a socket error. */
+async function send(baseUrl: string, scenario: Scenario, amount: number): Promise<void> {
+  const { request } = scenario
+  const result = await autocannon({
+    url: `${baseUrl}${request.path}`,
+    connections,
+    amount,
+    method: request.method,
+    headers: request.headers,
+    ...(request.body === undefined ? {} : { body: request.body }),
+  })
+  const expected = result.statusCodeStats[String(scenario.status)]?.count ?? 0
+  if (expected !== amount || result.errors > 0) {
+    throw new Error(`${amount} requests: ${expected} answered ${scenario.status}, ${result.errors} errors`)
+  }
+}
+
+/** The instructions counted in the dumps callgrind wrote as `<out>.<n>` (threads summed in each). */
+function dumpedInstructions(dir: string): number {
+  let total = 0
+  for (const file of readdirSync(dir).filter((name) => /^cg\.out\.\d+$/.test(name))) {
+    const totals = /^(?:totals|summary): (\d+)/m.exec(readFileSync(join(dir, file), 'utf8'))
+    total += Number(totals?.[1] ?? 0)
+  }
+  return total
+}
+
+/** One server afresh under callgrind: instructions per request of `requests` after `warm`. */
+async function measure(name: string, command: readonly string[]): Promise<number> {
+  const dir = mkdtempSync(join(tmpdir(), 'petstore-callgrind-'))
+  const valgrind = ['valgrind', '--tool=callgrind', `--callgrind-out-file=${join(dir, 'cg.out')}`, '--cache-sim=no']
+  const server = await startServer(name, [...valgrind, ...command, '--port', '0', '--key', KEY], process.cwd())
+  try {
+    const scenario = buildScenarios(KEY, await seed(server.baseUrl, KEY))[scenarioName]
+    await send(server.baseUrl, scenario, warm)
+    const control = (what: string) => {
+      const done = spawnSync('callgrind_control', [what, String(server.pid)], { encoding: 'utf8' })
+      if (done.status !== 0) throw new Error(`callgrind_control ${what}: ${done.stderr || done.stdout}`)
+    }
+    control('--zero')
+    await send(server.baseUrl, scenario, requests)
+    control('--dump')
+    return dumpedInstructions(dir) / requests
+  } finally {
+    await server.stop()
+    rmSync(dir, { recursive: true, force: true })
+  }
+}
+
+const counts = new Map<string, number[]>(servers.map(({ name }) => [name, []]))
+for (let run = 1; run <= runs; run++) {
+  for (const { name, command } of servers) {
+    const perRequest = await measure(name, command)
+    counts.get(name)?.push(perRequest)
+    console.log(`run ${run}/${runs}  ${name}  ${Math.round(perRequest).toLocaleString('en')} instructions/request`)
+  }
+}
+const first = median(counts.get(servers[0]?.name ?? '') ?? [])
+console.log(
+  `\n${scenarioName}: ${requests} requests after ${warm}, ${connections} connections, callgrind; medians, ratio to ${servers[0]?.name}`,
+)
+for (const { name } of servers) {
+  const value = median(counts.get(name) ?? [])
+  console.log(`${name}  ${Math.round(value).toLocaleString('en')} instructions/request (${(value / first).toFixed(3)})`)
+}
