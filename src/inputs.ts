@@ -4,8 +4,8 @@
  * `validate(ListQuerySchema, …)` and `validate(NewPetSchema, …)` (a property
  * test holds them to it), without valibot's generic walk over an object.
  * That walk reads and writes every key through megamorphic keyed accesses;
- * naming the fields here halves the cost of checking a query (profiled:
- * 0.34 µs against 0.17 µs, a few percent of a page under load). The schemas
+ * naming the fields here halves the cost of checking a query (measured
+ * alone: 0.34 µs against 0.17 µs, where a page costs ours ~30 µs of CPU). The schemas
  * stay the one source of the checks, the types and the OpenAPI document.
  *
  * @module
