@@ -21,6 +21,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import autocannon from 'autocannon'
+import { autocannonRequest } from './loadgen.js'
 import { median } from './report.js'
 import { buildScenarios, SCENARIO_NAMES, type Scenario, type ScenarioName, seed } from './scenarios.js'
 import { serverSpec, startServer } from './server-process.js'
@@ -49,15 +50,7 @@ if (spawnSync('valgrind', ['--version']).status !== 0)
 
 /** Sends exactly `amount` requests of `scenario`; throws on an unexpected status or a socket error. */
 async function send(baseUrl: string, scenario: Scenario, amount: number): Promise<void> {
-  const { request } = scenario
-  const result = await autocannon({
-    url: `${baseUrl}${request.path}`,
-    connections,
-    amount,
-    method: request.method,
-    headers: request.headers,
-    ...(request.body === undefined ? {} : { body: request.body }),
-  })
+  const result = await autocannon({ ...autocannonRequest(baseUrl, scenario), connections, amount })
   const expected = result.statusCodeStats[String(scenario.status)]?.count ?? 0
   if (expected !== amount || result.errors > 0) {
     throw new Error(`${amount} requests: ${expected} answered ${scenario.status}, ${result.errors} errors`)

@@ -23,7 +23,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { performance } from 'node:perf_hooks'
-import autocannon from 'autocannon'
+import autocannon, { type Options as AutocannonOptions } from 'autocannon'
 import type { Measurement } from './report.js'
 import { buildScenarios, type Scenario, type SeedResult, seed } from './scenarios.js'
 
@@ -73,18 +73,24 @@ export function load(
   return generator === 'wrk' ? wrk(baseUrl, scenario, seconds) : autocannonLoad(baseUrl, scenario, seconds)
 }
 
-/** autocannon in-process, with this process's CPU use over the run. */
-async function autocannonLoad(baseUrl: string, scenario: Scenario, seconds: number): Promise<Measurement> {
-  const { request } = scenario
-  const cpuBefore = process.cpuUsage()
-  const started = performance.now()
-  const result = await autocannon({
+/** What autocannon sends for `scenario` to the server at `baseUrl`. */
+export function autocannonRequest(baseUrl: string, { request }: Scenario): AutocannonOptions {
+  return {
     url: `${baseUrl}${request.path}`,
-    connections: CONNECTIONS,
-    duration: seconds,
     method: request.method,
     headers: request.headers,
     ...(request.body === undefined ? {} : { body: request.body }),
+  }
+}
+
+/** autocannon in-process, with this process's CPU use over the run. */
+async function autocannonLoad(baseUrl: string, scenario: Scenario, seconds: number): Promise<Measurement> {
+  const cpuBefore = process.cpuUsage()
+  const started = performance.now()
+  const result = await autocannon({
+    ...autocannonRequest(baseUrl, scenario),
+    connections: CONNECTIONS,
+    duration: seconds,
   })
   const cpu = process.cpuUsage(cpuBefore)
   const wallMs = performance.now() - started
