@@ -1,19 +1,26 @@
 // Instructions per request: each server command run under valgrind's callgrind, seeded, warmed
 // up, then its counters zeroed and a fixed number of requests sent. A count of the server's
-// own user-space instructions (its threads included), not of seconds: on a noisy VM, where
+// own user-space instructions, not of seconds: on a noisy VM, where
 // req/s moves 10–20% between fresh processes of the same build, it tells a 1% change apart.
 // It leaves out the kernel (the writev, the wake-ups: see bench/README.md, "What a ratio
 // includes"), so it says what our code costs, and `npm run bench` what a user gets.
 //
 //   npm run bench:instructions -- --server "before=node .bench-before/bin/petstore-server.js --db memory --log off" \
 //                                 --server "after=node dist/bin/petstore-server.js --db memory --log off" \
-//                                 [--scenario get] [--warm 3000] [--requests 5000] [--connections 10] [--runs 1]
+//                                 [--scenario get] [--warm 20000] [--requests 5000] [--connections 10] [--runs 1]
 //
 // Needs valgrind (Debian's package). Each command gets `--port 0 --key KEY` and must print
 // http://HOST:PORT/v1 when ready. Servers run one at a time, each afresh; the load generator is
-// autocannon in this process. The same build measured twice differs by up to ~3% (the
-// interleaving of requests on 10 connections changes what each loop turn does): compare runs
-// of the same --connections, and repeat with --runs where a difference is that small.
+// autocannon in this process. Compare runs of the same --connections (the interleaving of
+// requests on them changes what each loop turn does), and repeat with --runs where a
+// difference is small.
+//
+// The figure is the main thread's, the one that runs our JavaScript; all threads together
+// are printed beside it. The others compile (TurboFan, concurrently) and help the GC, and
+// new connections set off a wave of recompiling in Node's own code whose cost falls into
+// the measurement by chance: counted with them, the same build moved by up to 7% between
+// runs (2026-11-25), the main thread alone by 0.4%. The warm-up is long for the same
+// reason: after 3,000 requests, our server was still compiling.
 
 import { spawnSync } from 'node:child_process'
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
@@ -32,7 +39,7 @@ const { values } = parseArgs({
   options: {
     server: { type: 'string', multiple: true, default: [] },
     scenario: { type: 'string', default: 'get' },
-    warm: { type: 'string', default: '3000' },
+    warm: { type: 'string', default: '20000' },
     requests: { type: 'string', default: '5000' },
     connections: { type: 'string', default: '10' },
     runs: { type: 'string', default: '1' },
@@ -57,20 +64,37 @@ async function send(baseUrl: string, scenario: Scenario, amount: number): Promis
   }
 }
 
-/** The instructions counted in the dumps callgrind wrote as `<out>.<n>` (threads summed in each). */
-function dumpedInstructions(dir: string): number {
-  let total = 0
-  for (const file of readdirSync(dir).filter((name) => /^cg\.out\.\d+$/.test(name))) {
+interface Count {
+  /** The main thread's instructions. */
+  main: number
+  /** Every thread's. */
+  all: number
+}
+
+/** The instructions counted in the dumps callgrind wrote as `<out>.<n>-<thread>` (thread 01 is the main one). */
+function dumpedInstructions(dir: string): Count {
+  const count = { main: 0, all: 0 }
+  for (const file of readdirSync(dir)) {
+    const thread = /^cg\.out\.\d+-(\d+)$/.exec(file)?.[1]
+    if (thread === undefined) continue
     const totals = /^(?:totals|summary): (\d+)/m.exec(readFileSync(join(dir, file), 'utf8'))
-    total += Number(totals?.[1] ?? 0)
+    const instructions = Number(totals?.[1] ?? 0)
+    count.all += instructions
+    if (thread === '01') count.main += instructions
   }
-  return total
+  return count
 }
 
 /** One server afresh under callgrind: instructions per request of `requests` after `warm`. */
-async function measure(name: string, command: readonly string[]): Promise<number> {
+async function measure(name: string, command: readonly string[]): Promise<Count> {
   const dir = mkdtempSync(join(tmpdir(), 'petstore-callgrind-'))
-  const valgrind = ['valgrind', '--tool=callgrind', `--callgrind-out-file=${join(dir, 'cg.out')}`, '--cache-sim=no']
+  const valgrind = [
+    'valgrind',
+    '--tool=callgrind',
+    `--callgrind-out-file=${join(dir, 'cg.out')}`,
+    '--cache-sim=no',
+    '--separate-threads=yes',
+  ]
   const server = await startServer(name, [...valgrind, ...command, '--port', '0', '--key', KEY], process.cwd())
   try {
     const scenario = buildScenarios(KEY, await seed(server.baseUrl, KEY))[scenarioName]
@@ -82,26 +106,34 @@ async function measure(name: string, command: readonly string[]): Promise<number
     control('--zero')
     await send(server.baseUrl, scenario, requests)
     control('--dump')
-    return dumpedInstructions(dir) / requests
+    const { main, all } = dumpedInstructions(dir)
+    return { main: main / requests, all: all / requests }
   } finally {
     await server.stop()
     rmSync(dir, { recursive: true, force: true })
   }
 }
 
-const counts = new Map<string, number[]>(servers.map(({ name }) => [name, []]))
+const counts = new Map<string, Count[]>(servers.map(({ name }) => [name, []]))
+const figure = (value: number) => Math.round(value).toLocaleString('en')
 for (let run = 1; run <= runs; run++) {
   for (const { name, command } of servers) {
     const perRequest = await measure(name, command)
     counts.get(name)?.push(perRequest)
-    console.log(`run ${run}/${runs}  ${name}  ${Math.round(perRequest).toLocaleString('en')} instructions/request`)
+    console.log(
+      `run ${run}/${runs}  ${name}  ${figure(perRequest.main)} instructions/request (all threads ${figure(perRequest.all)})`,
+    )
   }
 }
-const first = median(counts.get(servers[0]?.name ?? '') ?? [])
+const medianOf = (name: string, key: keyof Count) => median((counts.get(name) ?? []).map((count) => count[key]))
+const first = servers[0]?.name ?? ''
 console.log(
-  `\n${scenarioName}: ${requests} requests after ${warm}, ${connections} connections, callgrind; medians, ratio to ${servers[0]?.name}`,
+  `\n${scenarioName}: ${requests} requests after ${warm}, ${connections} connections, callgrind, main thread; medians, ratio to ${first}`,
 )
 for (const { name } of servers) {
-  const value = median(counts.get(name) ?? [])
-  console.log(`${name}  ${Math.round(value).toLocaleString('en')} instructions/request (${(value / first).toFixed(3)})`)
+  const [main, all] = [medianOf(name, 'main'), medianOf(name, 'all')]
+  console.log(
+    `${name}  ${figure(main)} instructions/request (${(main / medianOf(first, 'main')).toFixed(3)}); ` +
+      `all threads ${figure(all)} (${(all / medianOf(first, 'all')).toFixed(3)})`,
+  )
 }

@@ -45,8 +45,12 @@ function withHealth(engine: Engine, store: PetStore, onResponse: OnResponse | un
   return (request) => {
     // A cheap look at the URL first: the API's own requests should not pay for a second parse.
     // A path the URL parser would rewrite into /healthz is the API's to refuse, like any other.
-    const seen = request.target ?? request.url
-    if (!seen.includes('/healthz') || ambiguousPath(seen) || !isHealthz(request.url)) return engine(request)
+    // An origin-form target (`/healthz?…`) begins with its path: `startsWith`, not a search
+    // through the whole target, which cost every request ~0.7k instructions (callgrind).
+    const { target } = request
+    const seen = target ?? request.url
+    const named = target === undefined ? seen.includes('/healthz') : target.startsWith('/healthz')
+    if (!named || ambiguousPath(seen) || !isHealthz(request.url)) return engine(request)
     return answer(request)
   }
 }

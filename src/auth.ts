@@ -141,11 +141,13 @@ export function createAuthenticator(
   return (request) => {
     const header = request.header('authorization')
     if (header === null) return missing()
-    // A token68 holds no `,`: a bearer credential followed by `, ` is two Authorization fields joined (a
-    // web `Request` and the Node adapter join them so), and a proxy may have judged the other. Trust neither.
-    if (header.includes(', ') && BEARER_START.test(header)) return repeated()
     const token = BEARER.exec(header)?.[1]
-    if (token === undefined) return missing()
+    if (token === undefined) {
+      // A token68 holds no `,`: a bearer credential followed by `, ` is two Authorization fields joined (a
+      // web `Request` and the Node adapter join them so), and a proxy may have judged the other. Trust
+      // neither. A header that BEARER takes has no space inside, so it never needs this search.
+      return header.includes(', ') && BEARER_START.test(header) ? repeated() : missing()
+    }
     const verdict = isKey(token, request)
     // Only `true` lets a request in: a key function answering `'no'` or a stray object fails closed.
     if (verdict === true) return undefined

@@ -227,7 +227,10 @@ export function createEngine(options: PetstoreOptions): Engine {
   const context: OperationContext = { store: guardStore(options.store, timeoutMs), basePath, maxBodyBytes, cursors }
   const documentText = JSON.stringify(openApiDocument(basePath, normalizeServers(options.servers)))
   const documentPath = `${basePath}/openapi.json`
-  const getPetPath = new RegExp(`^${basePath.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}/pets/[^/]+/*$`)
+  const petsPath = `${basePath}/pets`
+  const petPrefix = `${petsPath}/`
+  /** Whether `path`, without trailing slashes, is `{basePath}/pets/{petId}` (the deprecated route). */
+  const isPetPath = (path: string) => path.startsWith(petPrefix) && !path.includes('/', petPrefix.length)
 
   const noRoute = fixedAnswer(new PetstoreError(404, 'not_found', 'No such route'))
 
@@ -245,7 +248,7 @@ export function createEngine(options: PetstoreOptions): Engine {
   function finish(answer: ApiAnswer, request: Routed): ApiAnswer {
     const { headers } = answer
     setDefaults(headers)
-    if ((request.method === 'GET' || request.method === 'HEAD') && getPetPath.test(request.parsed.pathname)) {
+    if ((request.method === 'GET' || request.method === 'HEAD') && isPetPath(trimSlashes(request.parsed.pathname))) {
       setDeprecation(headers, basePath)
     }
     cors?.decorate(headers, request)
@@ -268,8 +271,6 @@ export function createEngine(options: PetstoreOptions): Engine {
       throw new PetstoreError(404, 'not_found', 'No such route')
     })
 
-  const petsPath = `${basePath}/pets`
-  const petPrefix = `${petsPath}/`
   /**
    * The three operations are found without the router: it would parse the URL
    * a second time, collect every query parameter and await a hook per step,
@@ -285,7 +286,7 @@ export function createEngine(options: PetstoreOptions): Engine {
     if (path === petsPath) {
       if (read) return listPets(request.parsed, context, request.signal)
       if (method === 'POST') return createPet(request, context)
-    } else if (read && path.startsWith(petPrefix) && !path.includes('/', petPrefix.length)) {
+    } else if (read && isPetPath(path)) {
       return getPet(path.slice(petPrefix.length), context, request.signal)
     }
     return router.fetch(request) as Promise<ApiAnswer>
@@ -336,11 +337,15 @@ export function createEngine(options: PetstoreOptions): Engine {
     const routed = request as Routed
     const requestId = idOf(request.header('x-request-id'))
     const { target } = request
+    const plain = target === undefined ? undefined : parseOriginTarget(target)
     // Refused before the URL parser rewrites it: a proxy in front reads the path as sent. The
     // origin-form target holds the same path as the URL (an authority holds no `\`, `%` or `/.`).
-    if (ambiguousPath(target ?? request.url)) return refused(ambiguous(), request, requestId)
+    // A plain target holds no `\` and no dot segment, so only a `%` in its path can make it ambiguous.
+    if ((plain === undefined || plain.pathname.includes('%')) && ambiguousPath(target ?? request.url)) {
+      return refused(ambiguous(), request, requestId)
+    }
     try {
-      routed.parsed = (target !== undefined && parseOriginTarget(target)) || parseTarget(request.url)
+      routed.parsed = plain ?? parseTarget(request.url)
     } catch {
       return refused(malformed(), request, requestId)
     }
@@ -364,7 +369,7 @@ export function createEngine(options: PetstoreOptions): Engine {
     const path = trimSlashes(request.parsed.pathname)
     if (path === petsPath) return petsPath
     if (path === documentPath) return documentPath
-    if (path.startsWith(`${petsPath}/`) && !path.includes('/', petsPath.length + 1)) return pagePath
+    if (isPetPath(path)) return pagePath
     return null
   }
   const { onResponse } = options

@@ -174,6 +174,13 @@ describe('petstore-server binary', { concurrency: 4, timeout: 60_000 }, () => {
       res = await fetch(`${server.origin}/healthz`, { method: 'HEAD' })
       assert.equal(res.status, 200)
       assert.equal(await res.text(), '')
+      // A query does not change the path; a longer path is another (the API's 404).
+      res = await fetch(`${server.origin}/healthz?probe=1`)
+      assert.equal(res.status, 200)
+      assert.deepEqual(await res.json(), { status: 'ok' })
+      res = await fetch(`${server.origin}/healthzz`)
+      assert.equal(res.status, 404)
+      await res.body?.cancel()
 
       assert.deepEqual(await server.stop(), { code: 0, signal: null })
     } finally {

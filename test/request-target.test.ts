@@ -134,6 +134,10 @@ describe('parseTarget and singleValues agree with the URL parser', () => {
       ']',
       '{',
       '"',
+      '~',
+      '`',
+      '^',
+      '\x7f',
     ]
     const tail = fc.array(fc.constantFrom(...pieces), { maxLength: 14 }).map((parts) => parts.join(''))
     const authority = fc.constantFrom('x', '127.0.0.1:8080', 'h:1', '[::1]', 'a@b', 'x:70000', '')
