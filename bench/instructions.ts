@@ -19,8 +19,9 @@
 // are printed beside it. The others compile (TurboFan, concurrently) and help the GC, and
 // new connections set off a wave of recompiling in Node's own code whose cost falls into
 // the measurement by chance: counted with them, the same build moved by up to 7% between
-// runs (2026-11-25), the main thread alone by 0.4%. The warm-up is long for the same
-// reason: after 3,000 requests, our server was still compiling.
+// runs (2026-11-25), the main thread alone by 0.4% on an otherwise idle machine (other load
+// changes the count too). The warm-up is long for the same reason: after 3,000 requests,
+// our server was still compiling.
 
 import { spawnSync } from 'node:child_process'
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
