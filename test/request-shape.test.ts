@@ -22,3 +22,12 @@ test('request views and their signals have fast properties and one hidden class,
   const shape = { fast: true, oneMap: true }
   assert.deepEqual(JSON.parse(stdout), { requests: 3, request: shape, signal: shape })
 })
+
+test('SQLite pages keep fast properties and one hidden class once optimized', async () => {
+  const { stdout } = await promisify(execFile)(
+    process.execPath,
+    ['--allow-natives-syntax', '--import', 'tsx', 'test/helpers/page-shape.ts'],
+    { timeout: 30_000 },
+  )
+  assert.deepEqual(JSON.parse(stdout), { more: true, fast: true, oneMap: true })
+})

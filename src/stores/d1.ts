@@ -5,6 +5,7 @@
  * @module
  */
 import { PetstoreError } from '../errors.js'
+import { oneMore } from '../pet-json.js'
 import { type BuiltInStore, builtIn, type JsonPage, LIST_JSON, type ListQuery, type PetStore } from '../store.js'
 import {
   EMPTY_PAGE,
@@ -91,7 +92,7 @@ function d1HotPath(db: D1Database, target: HotPathTarget): HotPath {
     async listJson(query): Promise<JsonPage> {
       const { limit } = query
       if (!(limit >= 1)) return EMPTY_PAGE
-      const statement = jsonPages[page(query)]!.bind(...parameters({ ...query, limit: limit + 1 }))
+      const statement = jsonPages[page(query)]!.bind(...parameters(oneMore(query)))
       return pageOfJson((await statement.first<JsonPageRow>()) ?? undefined, limit)
     },
     async create(pet) {
