@@ -13,6 +13,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { type JsonPage, NOW, type StoreNow } from '../../src/store.js'
 import { sqliteStore } from '../../src/stores/sqlite.js'
+import { fast, sameMap } from './v8-shape.js'
 
 const directory = mkdtempSync(join(tmpdir(), 'petstore-page-shape-'))
 const store = sqliteStore({ path: join(directory, 'pets.db') })
@@ -25,9 +26,6 @@ for (let i = 0; i < 30_000; i++) page()
 const pages = Array.from({ length: 5 }, page)
 await store.close?.()
 rmSync(directory, { recursive: true, force: true })
-// Natives syntax is not TypeScript: V8 parses it here, at run time, with --allow-natives-syntax.
-const native = (call: string) => new Function('a', 'b', `return %${call}`) as (a: unknown, b?: unknown) => boolean
-const [sameMap, fast] = [native('HaveSameMap(a, b)'), native('HasFastProperties(a)')]
 process.stdout.write(
   JSON.stringify({
     more: pages.every((each) => each.more),

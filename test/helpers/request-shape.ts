@@ -10,6 +10,7 @@ import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { toNodeListener } from '../../adapters/node.js'
 import { type ApiAnswer, type ApiRequest, ENGINE } from '../../src/exchange.js'
+import { fast, sameMap } from './v8-shape.js'
 
 const seen: ApiRequest[] = []
 const engine = async (request: ApiRequest): Promise<ApiAnswer> => {
@@ -29,9 +30,6 @@ for (const [path, method] of [
   await res.arrayBuffer()
 }
 server.close()
-// Natives syntax is not TypeScript: V8 parses it here, at run time, with --allow-natives-syntax.
-const native = (call: string) => new Function('a', 'b', `return %${call}`) as (a: unknown, b?: unknown) => boolean
-const [sameMap, fast] = [native('HaveSameMap(a, b)'), native('HasFastProperties(a)')]
 const every = (pick: (request: ApiRequest) => unknown) => ({
   fast: seen.every((request) => fast(pick(request))),
   oneMap: seen.every((request) => sameMap(pick(seen[0]!), pick(request))),
