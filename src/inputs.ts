@@ -5,16 +5,25 @@
  * test holds them to it), without valibot's generic walk over an object.
  * That walk reads and writes every key through megamorphic keyed accesses;
  * naming the fields here halves the cost of checking a query (measured
- * alone: 0.34 µs against 0.17 µs, where a page costs ours ~30 µs of CPU). The schemas
- * stay the one source of the checks, the types and the OpenAPI document.
+ * alone: 0.34 µs against 0.17 µs, where a page costs ours ~30 µs of CPU). A
+ * `limit` or `status` the schema took once is remembered with its output
+ * (`RememberedChecks`), and a safe-integer `categoryId` or a plain-digit
+ * `petId` is what the schema would make of it already: the pipes' steps,
+ * megamorphic loads each, were most of what is left (a query 0.28 → 0.06
+ * µs, a new pet 0.22 → 0.10, a pet id 0.10 → 0.02, measured in a hot loop).
+ * The schemas stay the one source of the checks, the types and the OpenAPI
+ * document, and test/inputs.test.ts holds every shortcut to them.
  *
  * @module
  */
-import { ListQuerySchema, type NewPet, NewPetSchema, type PetStatus } from './schemas.js'
-import { FieldChecks, validate } from './validate.js'
+import { ListQuerySchema, type NewPet, NewPetSchema, PetIdSchema, type PetStatus } from './schemas.js'
+import { FieldChecks, RememberedChecks, validate } from './validate.js'
 
 const QUERY = ListQuerySchema.entries
+const LIMITS = new RememberedChecks(QUERY.limit)
+const STATUSES = new RememberedChecks(QUERY.status)
 const NEW_PET = NewPetSchema.entries
+const PET_STATUSES = new RememberedChecks(NEW_PET.status)
 
 /** The query parameters of `GET /pets` as given, each `undefined` when absent. */
 export interface RawListQuery {
@@ -40,8 +49,8 @@ export interface ListQueryInput {
  */
 export function listQueryOf(raw: RawListQuery): ListQueryInput {
   const fields = new FieldChecks()
-  const limit = fields.check(QUERY.limit, raw.limit, 'limit')
-  const status = fields.check(QUERY.status, raw.status, 'status')
+  const limit = fields.checkRemembered(LIMITS, raw.limit, 'limit')
+  const status = fields.checkRemembered(STATUSES, raw.status, 'status')
   const cursor = fields.check(QUERY.cursor, raw.cursor, 'cursor')
   fields.done()
   return { limit, status, cursor }
@@ -64,9 +73,32 @@ export function newPetOf(body: unknown): NewPet {
   const input = body as Record<string, unknown>
   const fields = new FieldChecks()
   const name = fields.check(NEW_PET.name, input.name, 'name')
-  const categoryId = fields.check(NEW_PET.categoryId, input.categoryId, 'categoryId')
-  const status = fields.check(NEW_PET.status, input.status, 'status')
+  // A safe integer is what the schema's five steps take as it is: the categoryId nearly every body sends.
+  const given = input.categoryId
+  const categoryId = Number.isSafeInteger(given)
+    ? (given as number)
+    : fields.check(NEW_PET.categoryId, given, 'categoryId')
+  const status = fields.checkRemembered(PET_STATUSES, input.status, 'status')
   fields.done()
   // A pet created without status has no status key.
   return status === undefined ? { name, categoryId } : { name, categoryId, status }
+}
+
+/** Up to 15 digits: an id the schema takes as it is, whatever they are (any such number is a safe integer). */
+const PLAIN_ID = /^[0-9]{1,15}$/
+
+/**
+ * The `petId` of `GET /pets/{petId}` (percent-decoded), or a 400
+ * `validation_error`: what `validate(PetIdSchema, …)` gives, without the
+ * schema's seven steps for the id nearly every request sends (a get took
+ * 0.61 µs in the engine, 0.46 this way; measured in a hot loop).
+ *
+ * @example
+ * ```ts
+ * petIdOf('42') // → 42
+ * petIdOf('-1') // → -1 (an int64: no pet has it, a 404)
+ * ```
+ */
+export function petIdOf(text: string): number {
+  return PLAIN_ID.test(text) ? Number(text) : validate(PetIdSchema, text, 'petId')
 }

@@ -8,12 +8,11 @@ import type { CursorCodec } from './cursor.js'
 import { PetstoreError } from './errors.js'
 import { type AbortLike, type ApiAnswer, type ApiRequest, jsonAnswer } from './exchange.js'
 import type { GuardedStore } from './guarded-store.js'
-import { listQueryOf, newPetOf } from './inputs.js'
+import { listQueryOf, newPetOf, petIdOf } from './inputs.js'
 import { petJson } from './pet-json.js'
 import { singleValues, type Target } from './request-target.js'
-import { type Pet, PetIdSchema } from './schemas.js'
+import type { Pet } from './schemas.js'
 import type { JsonPage } from './store.js'
-import { validate } from './validate.js'
 
 /** What the operations need from `createPetstore`'s options. */
 export interface OperationContext {
@@ -96,7 +95,7 @@ export function getPet(
       // not percent-decodable: validation rejects it below
     }
   }
-  const id = validate(PetIdSchema, text, 'petId')
+  const id = petIdOf(text)
   // An int64 beyond the safe range is well-formed, but no pet can have it.
   if (!Number.isSafeInteger(id)) return petAnswer(undefined, text)
   const pet = store.get(id, signal)

@@ -1,6 +1,7 @@
 /**
- * src/inputs.ts checks a list query and a new pet field by field, where
- * `validate` of the whole object schema is the reference: for any input,
+ * src/inputs.ts checks a list query and a new pet field by field, and a
+ * pet id without the schema when it is plain digits, where `validate` of
+ * the whole schema is the reference: for any input,
  * both must give the same output, or the same 400 (message and details).
  * The inputs are what reaches them: query values as text, bodies parsed from JSON.
  */
@@ -8,9 +9,9 @@ import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import fc from 'fast-check'
 import { PetstoreError } from '../src/errors.js'
-import { listQueryOf, newPetOf } from '../src/inputs.js'
-import { ListQuerySchema, NewPetSchema } from '../src/schemas.js'
-import { validate } from '../src/validate.js'
+import { listQueryOf, newPetOf, petIdOf } from '../src/inputs.js'
+import { ListQuerySchema, NewPetSchema, PetIdSchema } from '../src/schemas.js'
+import { FieldChecks, RememberedChecks, validate } from '../src/validate.js'
 
 /** What a check gives: its output, or its error as the API would answer it. */
 function outcome(check: () => unknown) {
@@ -81,5 +82,66 @@ describe('field-by-field checks agree with their object schemas', () => {
       categoryId: 1,
       status: 'sold',
     })
+  })
+
+  it('a pet id: the same id, or the same 400', () => {
+    const digits = fc.stringMatching(/^-?[0-9]{1,22}$/)
+    const idText = fc.oneof(
+      digits,
+      fc.constantFrom('0', '007', '999999999999999', '9007199254740993', '9223372036854775807', '9223372036854775808'),
+      fc.constantFrom('-9223372036854775808', '-9223372036854775809', '1e3', '0x10', ' 1', '1 ', '', '+1', '١'),
+      fc.string({ maxLength: 20 }),
+    )
+    fc.assert(
+      fc.property(idText, (text) => {
+        assert.deepEqual(
+          outcome(() => petIdOf(text)),
+          outcome(() => validate(PetIdSchema, text, 'petId')),
+        )
+      }),
+      { numRuns: 3000 },
+    )
+  })
+})
+
+describe('RememberedChecks', () => {
+  const limit = ListQuerySchema.entries.limit
+
+  it('gives a remembered input the output the schema gave it, and checks a refused one every time', () => {
+    const remembered = new RememberedChecks(limit, 4)
+    for (let round = 0; round < 2; round++) {
+      const fields = new FieldChecks()
+      assert.equal(fields.checkRemembered(remembered, '7', 'limit'), 7)
+      assert.equal(fields.checkRemembered(remembered, undefined, 'limit'), 20)
+      assert.equal(fields.checkRemembered(remembered, '500', 'limit'), undefined)
+      assert.throws(() => fields.done(), /limit: must be between 1 and 100/)
+    }
+    assert.deepEqual(
+      [...remembered.outputs],
+      [
+        ['7', 7],
+        [undefined, 20],
+      ],
+    )
+  })
+
+  it('keeps at most `kept` inputs, so that inputs made up one after another cannot grow it', () => {
+    const remembered = new RememberedChecks(limit, 4)
+    for (let i = 1; i <= 100; i++) {
+      const fields = new FieldChecks()
+      assert.equal(fields.checkRemembered(remembered, `0${i}`, 'limit'), i)
+      fields.done()
+      assert.ok(remembered.outputs.size <= 4, `${remembered.outputs.size} kept`)
+    }
+  })
+
+  it('remembers an input it took even where another field of the same query failed', () => {
+    const remembered = new RememberedChecks(limit, 4)
+    const fields = new FieldChecks()
+    fields.check(ListQuerySchema.entries.status, 'lost', 'status')
+    assert.equal(fields.checkRemembered(remembered, '9', 'limit'), 9)
+    assert.equal(fields.checkRemembered(remembered, '0', 'limit'), undefined)
+    assert.throws(() => fields.done(), /status: must be one of available, pending, sold; limit: must be between/)
+    assert.deepEqual([...remembered.outputs], [['9', 9]])
   })
 })
