@@ -149,6 +149,9 @@ describe('query spans', () => {
     const traffic = await trafficSpans(sqliteStore({ path: join(directory, `${table}.db`), table }))
     // A batch of creates, when the burst makes one, is one immediate transaction: its begin and commit are spans too.
     assertQuerySpans(traffic, /^sqlite$/, table)
+    // The page of 5 reads 6 pets, that limit written in: a bound `limit ?` had SQLite prepare the page anew at every run.
+    const [page] = traffic.childrenOf(traffic.servers[2])
+    assert.match(String(page?.attributes['db.query.text']), / limit 6\)$/)
   })
 
   it('kyselyStore over an instance of one’s own: a span per query through the plugin', async () => {

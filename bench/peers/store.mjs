@@ -87,25 +87,37 @@ function sqliteStore(path, table) {
   )
   db.exec(`create index if not exists ${quote(`${table}_status_id`)} on ${from} ("status", "id")`)
   const columns = 'id, name, cast(category_id as text) as category_id, status'
-  const page = (byStatus, selected) =>
-    `select ${selected} from ${from} where ${byStatus ? 'status = ? and ' : ''}id > ? order by id limit ?`
+  // The limit is written in, not bound: SQLite expires a statement whose bound LIMIT is bound
+  // again, and parses and plans it anew at every run (src/stores/sqlite-statements.ts).
+  const page = (byStatus, limit, selected) =>
+    `select ${selected} from ${from} where ${byStatus ? 'status = ? and ' : ''}id > ? order by id limit ${limit}`
   const PET_JSON = `case when status is null
   then json_object('id', id, 'name', name, 'categoryId', category_id)
   else json_object('id', id, 'name', name, 'categoryId', category_id, 'status', status) end`
-  const jsonPage = (byStatus) =>
-    `select json_group_array(${PET_JSON}) as json, count(*) as count, max(id) as last_id from (${page(byStatus, 'id, name, category_id, status')})`
-  const rows = [db.prepare(page(false, columns)), db.prepare(page(true, columns))]
-  const jsons = [db.prepare(jsonPage(false)), db.prepare(jsonPage(true))]
+  const jsonPage = (byStatus, limit) =>
+    `select json_group_array(${PET_JSON}) as json, count(*) as count, max(id) as last_id from (${page(byStatus, limit, 'id, name, category_id, status')})`
+  /** One statement per kind and limit, prepared on first use (the bench asks for one or two limits). */
+  const statements = (text) => {
+    const kept = [new Map(), new Map()]
+    return (byStatus, limit) => {
+      const byLimit = kept[byStatus ? 1 : 0]
+      let statement = byLimit.get(limit)
+      if (statement === undefined) byLimit.set(limit, (statement = db.prepare(text(byStatus, limit))))
+      return statement
+    }
+  }
+  const rows = statements((byStatus, limit) => page(byStatus, limit, columns))
+  const jsons = statements(jsonPage)
   const byId = db.prepare(`select ${columns} from ${from} where id = ?`)
   const insert = db.prepare(`insert into ${from} (name, category_id, status) values (?, ?, ?)`)
   const toPet = (row) => petOf(row.id, row.name, int64Of(row.category_id), row.status)
   return {
     sync: true,
     list(after, take, status) {
-      return (status === undefined ? rows[0].all(after, take) : rows[1].all(status, after, take)).map(toPet)
+      return (status === undefined ? rows(false, take).all(after) : rows(true, take).all(status, after)).map(toPet)
     },
     listJson(after, limit, status) {
-      const row = status === undefined ? jsons[0].get(after, limit + 1) : jsons[1].get(status, after, limit + 1)
+      const row = status === undefined ? jsons(false, limit + 1).get(after) : jsons(true, limit + 1).get(status, after)
       return pageOfJson(row, limit)
     },
     get(id) {

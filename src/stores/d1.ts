@@ -5,8 +5,7 @@
  * @module
  */
 import { PetstoreError } from '../errors.js'
-import { oneMore } from '../pet-json.js'
-import { type BuiltInStore, builtIn, type JsonPage, LIST_JSON, type ListQuery, type PetStore } from '../store.js'
+import { type BuiltInStore, builtIn, type JsonPage, LIST_JSON, type PetStore } from '../store.js'
 import {
   EMPTY_PAGE,
   type HotPath,
@@ -76,23 +75,23 @@ const d1Integer = (value: number | bigint) => (typeof value === 'bigint' ? value
  * under concurrent creates on workerd.
  */
 function d1HotPath(db: D1Database, target: HotPathTarget): HotPath {
-  const { rowPages, jsonPages, byId, insert } = prepareAll(sqliteStatements(target), (text) => db.prepare(text))
-  const page = ({ status }: ListQuery) => (status === undefined ? 0 : 1)
-  const parameters = ({ status, after, limit }: ListQuery) => pageParameters(status, after, limit)
+  const { rowPage, jsonPage, byId, insert } = prepareAll(sqliteStatements(target), (text) => db.prepare(text))
 
   return {
     async get(id) {
       const row = await byId.bind(id).first<PetRow>()
       return row ? toPet(row) : undefined
     },
-    async list(query) {
-      const { results } = await rowPages[page(query)]!.bind(...parameters(query)).all<PetRow>()
+    async list({ status, after, limit }) {
+      if (!(limit >= 1)) return []
+      const { results } = await rowPage(status, limit)
+        .bind(...pageParameters(status, after))
+        .all<PetRow>()
       return results.map(toPet)
     },
-    async listJson(query): Promise<JsonPage> {
-      const { limit } = query
+    async listJson({ status, after, limit }): Promise<JsonPage> {
       if (!(limit >= 1)) return EMPTY_PAGE
-      const statement = jsonPages[page(query)]!.bind(...parameters(oneMore(query)))
+      const statement = jsonPage(status, limit + 1).bind(...pageParameters(status, after))
       return pageOfJson((await statement.first<JsonPageRow>()) ?? undefined, limit)
     },
     async create(pet) {

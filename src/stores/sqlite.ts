@@ -97,7 +97,7 @@ class Statement {
  */
 function sqliteHotPath(database: DriverDatabase, target: HotPathTarget): HotPath {
   const prepare = (text: string) => new Statement(database.prepare(text), describeQuery('sqlite', text, target.table))
-  const { rowPages, jsonPages, byId, insert } = prepareAll(sqliteStatements(target), prepare)
+  const { rowPage, jsonPage, byId, insert } = prepareAll(sqliteStatements(target), prepare)
   // Group commit (see group-commit.ts): a batch is one immediate transaction, so one commit; the
   // busy handler waits for another process's lock at `begin immediate`, as at a lone insert.
   // Traced, each statement of a batch is a span of its own, under the request that started the batch.
@@ -111,12 +111,15 @@ function sqliteHotPath(database: DriverDatabase, target: HotPathTarget): HotPath
       return row && toPet(row)
     },
     list({ status, after, limit }: ListQuery) {
-      return (rowPages[status === undefined ? 0 : 1]!.all(pageParameters(status, after, limit)) as PetRow[]).map(toPet)
+      if (!(limit >= 1)) return []
+      return (rowPage(status, limit).all(pageParameters(status, after)) as PetRow[]).map(toPet)
     },
     listJson({ status, after, limit }: ListQuery): JsonPage {
       if (!(limit >= 1)) return EMPTY_PAGE
-      const statement = jsonPages[status === undefined ? 0 : 1]!
-      return pageOfJson(statement.get(pageParameters(status, after, limit + 1)) as JsonPageRow | undefined, limit)
+      return pageOfJson(
+        jsonPage(status, limit + 1).get(pageParameters(status, after)) as JsonPageRow | undefined,
+        limit,
+      )
     },
     create(pet) {
       return storedPet(insertOne(pet), pet)
