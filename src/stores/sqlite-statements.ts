@@ -51,7 +51,7 @@ export interface SqliteStatements {
  * page's subquery 6.4 instead of 1.7; better-sqlite3 12 with SQLite 3.53,
  * measured). Only a positive safe integer is ever written in.
  */
-function limitText(limit: number): number {
+function checkedLimit(limit: number): number {
   if (!Number.isSafeInteger(limit) || limit < 1)
     throw new RangeError(`a page limit must be a positive integer, got ${limit}`)
   return limit
@@ -70,7 +70,7 @@ export function sqliteStatements(target: HotPathTarget): SqliteStatements {
   // Rows read category_id as text (exact beyond 2^53 on every driver, D1 included); the JSON pages write the integer itself.
   const columns = petColumns('sqlite')
   const page = (byStatus: boolean, limit: number, selected = columns) =>
-    `select ${selected} from ${from} where ${byStatus ? 'status = ? and ' : ''}id > ? order by id limit ${limitText(limit)}`
+    `select ${selected} from ${from} where ${byStatus ? 'status = ? and ' : ''}id > ? order by id limit ${checkedLimit(limit)}`
   return {
     byId: `select ${columns} from ${from} where id = ?`,
     rowPage: (byStatus, limit) => page(byStatus, limit),
