@@ -102,7 +102,10 @@ function sqliteStore(path, table) {
     return (byStatus, limit) => {
       const byLimit = kept[byStatus ? 1 : 0]
       let statement = byLimit.get(limit)
-      if (statement === undefined) byLimit.set(limit, (statement = db.prepare(text(byStatus, limit))))
+      if (statement === undefined) {
+        statement = db.prepare(text(byStatus, limit))
+        byLimit.set(limit, statement)
+      }
       return statement
     }
   }
