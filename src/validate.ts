@@ -51,9 +51,7 @@ export class FieldChecks {
   check<S extends v.GenericSchema>(schema: S, input: unknown, key: string): v.InferOutput<S> {
     const result = v.safeParse(schema, input, CONFIG)
     if (result.success) return result.output
-    this.details ??= []
-    for (const issue of result.issues) this.details.push(detail(issue, key))
-    return undefined as v.InferOutput<S>
+    return this.failed(result.issues, key)
   }
 
   /** As {@link check}, through the inputs `remembered` has seen its schema take. */
@@ -65,13 +63,18 @@ export class FieldChecks {
     const { outputs } = remembered
     const output = outputs.get(input)
     if (output !== undefined || outputs.has(input)) return output as v.InferOutput<S>
-    const failedBefore = this.details?.length ?? 0
-    const checked = this.check(remembered.schema, input, key)
-    if ((this.details?.length ?? 0) === failedBefore) {
-      if (outputs.size >= remembered.kept) outputs.clear()
-      outputs.set(input, checked)
-    }
-    return checked
+    const result = v.safeParse(remembered.schema, input, CONFIG)
+    if (!result.success) return this.failed(result.issues, key)
+    if (outputs.size >= remembered.kept) outputs.clear()
+    outputs.set(input, result.output)
+    return result.output
+  }
+
+  /** Keeps `issues` under `key`; the field's result is then `undefined`. */
+  private failed(issues: readonly v.BaseIssue<unknown>[], key: string): undefined {
+    this.details ??= []
+    for (const issue of issues) this.details.push(detail(issue, key))
+    return undefined
   }
 
   /** Throws the 400 `validation_error` of every failed check, if one failed. */
