@@ -398,7 +398,11 @@ function mayHaveBody(request: IncomingMessage): boolean {
  * A body left unread (a 413, a 401 to an upload) is drained once the answer is out, as on the
  * other path; a request read to its end (every GET) costs no listener for that.
  */
-function send(request: IncomingMessage, response: ServerResponse, { status, headers, body }: ApiAnswer): void {
+function send(
+  request: IncomingMessage,
+  response: ServerResponse,
+  { status, headers, body, contentLength }: ApiAnswer,
+): void {
   if (!request.complete && mayHaveBody(request)) {
     const { socket } = request
     response.once('finish', () => {
@@ -409,7 +413,7 @@ function send(request: IncomingMessage, response: ServerResponse, { status, head
   // megamorphic load per header, which cost a small answer ~1% of its instructions (callgrind).
   const fields: string[] = []
   for (const name in headers) fields.push(name, headers[name] as string)
-  if (body !== null) fields.push('content-length', String(Buffer.byteLength(body)))
+  if (body !== null) fields.push('content-length', contentLength ?? String(Buffer.byteLength(body)))
   try {
     response.writeHead(status, fields)
   } catch {

@@ -8,6 +8,7 @@
 //   npm run bench:instructions -- --server "before=node .bench-before/bin/petstore-server.js --db memory --log off" \
 //                                 --server "after=node dist/bin/petstore-server.js --db memory --log off" \
 //                                 [--scenario get] [--warm 20000] [--requests 5000] [--connections 10] [--runs 1]
+//                                 [--keep DIR]
 //
 // Needs valgrind (Debian's package). Each command gets `--port 0 --key KEY` and must print
 // http://HOST:PORT/v1 when ready. Servers run one at a time, each afresh; the load generator is
@@ -24,7 +25,7 @@
 // our server was still compiling.
 
 import { spawnSync } from 'node:child_process'
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
@@ -44,6 +45,7 @@ const { values } = parseArgs({
     requests: { type: 'string', default: '5000' },
     connections: { type: 'string', default: '10' },
     runs: { type: 'string', default: '1' },
+    keep: { type: 'string' },
   },
 })
 const servers = values.server.map(serverSpec)
@@ -87,8 +89,10 @@ function dumpedInstructions(dir: string): Count {
 }
 
 /** One server afresh under callgrind: instructions per request of `requests` after `warm`. */
-async function measure(name: string, command: readonly string[]): Promise<Count> {
-  const dir = mkdtempSync(join(tmpdir(), 'petstore-callgrind-'))
+async function measure(name: string, command: readonly string[], run: number): Promise<Count> {
+  const dir =
+    values.keep === undefined ? mkdtempSync(join(tmpdir(), 'petstore-callgrind-')) : join(values.keep, `${name}-${run}`)
+  mkdirSync(dir, { recursive: true })
   const valgrind = [
     'valgrind',
     '--tool=callgrind',
@@ -111,7 +115,7 @@ async function measure(name: string, command: readonly string[]): Promise<Count>
     return { main: main / requests, all: all / requests }
   } finally {
     await server.stop()
-    rmSync(dir, { recursive: true, force: true })
+    if (values.keep === undefined) rmSync(dir, { recursive: true, force: true })
   }
 }
 
@@ -119,7 +123,7 @@ const counts = new Map<string, Count[]>(servers.map(({ name }) => [name, []]))
 const figure = (value: number) => Math.round(value).toLocaleString('en')
 for (let run = 1; run <= runs; run++) {
   for (const { name, command } of servers) {
-    const perRequest = await measure(name, command)
+    const perRequest = await measure(name, command, run)
     counts.get(name)?.push(perRequest)
     console.log(
       `run ${run}/${runs}  ${name}  ${figure(perRequest.main)} instructions/request (all threads ${figure(perRequest.all)})`,

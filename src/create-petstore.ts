@@ -229,6 +229,7 @@ export function createEngine(options: PetstoreOptions): Engine {
   const documentPath = `${basePath}/openapi.json`
   const petsPath = `${basePath}/pets`
   const petPrefix = `${petsPath}/`
+  const basePrefix = `${basePath}/`
   /** Whether `path`, without trailing slashes, is `{basePath}/pets/{petId}` (the deprecated route). */
   const isPetPath = (path: string) => path.startsWith(petPrefix) && !path.includes('/', petPrefix.length)
 
@@ -238,7 +239,7 @@ export function createEngine(options: PetstoreOptions): Engine {
   // (a 404, the preflight's, a 401) is given instead of routing.
   function gate(request: Routed): Verdict | Promise<Verdict> {
     const { pathname } = request.parsed
-    if (pathname !== basePath && !pathname.startsWith(`${basePath}/`)) return noRoute()
+    if (pathname !== basePath && !pathname.startsWith(basePrefix)) return noRoute()
     if (cors && request.method === 'OPTIONS') return cors.preflight()
     if (trimSlashes(pathname) === documentPath) return undefined
     // A `keys` function may call out (a key service): it waits under the same limits as the store.

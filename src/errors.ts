@@ -155,12 +155,15 @@ export function errorAnswer(error: unknown): ApiAnswer {
  * @example
  * ```ts
  * const notFound = fixedAnswer(new PetstoreError(404, 'not_found', 'No such route'))
- * notFound() // → { status: 404, headers: { 'content-type': 'application/json' }, body: '{"code":…}', code: 'not_found' }
+ * notFound() // → { status: 404, headers: { 'content-type': 'application/json' }, body: '{"code":…}', code: 'not_found', contentLength: '59' }
  * ```
  */
 export function fixedAnswer(error: PetstoreError): () => ApiAnswer {
   const { status, headers, body, code } = errorAnswer(error)
+  // Counted once: the Node adapter's count of a 401's body was a call into C++ and a number
+  // turned into text per answer (~350 instructions of a 401's 71k, callgrind).
+  const contentLength = String(new TextEncoder().encode(body ?? '').byteLength)
   // Object.assign, not a spread: V8 gives a spread copy a map that every header added later
   // replaces (measured: 3 µs a copy once three headers are added, against 0.1 µs).
-  return () => ({ status, headers: Object.assign({}, headers), body, code })
+  return () => ({ status, headers: Object.assign({}, headers), body, code, contentLength })
 }

@@ -59,6 +59,13 @@ export interface ApiAnswer {
   body: string | null
   /** The `code` of a JSON Error answer, for `onResponse`; absent on a success. */
   code?: string
+  /**
+   * `body`'s length in UTF-8 bytes as a decimal text, where it was counted
+   * once for an answer given many times (see `fixedAnswer`): a carrier that
+   * writes `Content-Length` itself then need not count it again. Only
+   * meaningful while `body` is the text it was counted for.
+   */
+  contentLength?: string
 }
 
 /**

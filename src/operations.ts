@@ -31,13 +31,13 @@ export function listPets(
   context: OperationContext,
   signal: AbortLike | undefined,
 ): ApiAnswer | Promise<ApiAnswer> {
-  const raw = singleValues(target.query, KNOWN_QUERY)
-  if (typeof raw === 'string') {
-    throw new PetstoreError(400, 'validation_error', `${raw}: must be given at most once`, {
-      details: [{ path: raw, message: 'must be given at most once' }],
+  const values = singleValues(target.query, KNOWN_QUERY)
+  if (typeof values === 'string') {
+    throw new PetstoreError(400, 'validation_error', `${values}: must be given at most once`, {
+      details: [{ path: values, message: 'must be given at most once' }],
     })
   }
-  const query = listQueryOf(raw)
+  const query = listQueryOf({ limit: values[0], status: values[1], cursor: values[2] })
   const { status, limit } = query
   // A cursor continues the walk over one `status` only: another status would skip pets silently.
   const after = query.cursor === undefined ? undefined : context.cursors.decode(query.cursor, status)

@@ -201,6 +201,9 @@ function edgeCases(target: string, port: () => number, healthz: boolean): void {
         '/v1/pets%2f1',
         '/healthz/..',
         '/x/../healthz',
+        // Nor is the reference page served on a path the parser would rewrite into its own.
+        '/x/../v1/docs',
+        '/v1/pets/../docs/',
       ]
       for (const path of paths) assertError(await exchange(port(), get(path)), 400, 'bad_request', AMBIGUOUS)
       // A target that does not begin with `/` never reaches the API: Node's parser refuses it.
