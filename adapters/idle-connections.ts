@@ -22,8 +22,11 @@ export interface ConnectionLimits {
 export interface ConnectionGuard {
   /** A request head has arrived on `socket`, to be answered by `response`: the connection is busy until it is out. */
   busy(socket: Socket, response: ServerResponse): void
-  /** `response` is out (its 'close'); if its connection stays open with nothing else to answer, it is idle from now. */
-  answered(response: ServerResponse): void
+  /**
+   * `response` is written and has left `socket` (Node's `detachSocket`); if the connection stays
+   * open with nothing else to answer, it is idle from now.
+   */
+  answered(response: ServerResponse, socket: Socket): void
   /** The answers not yet out, on every connection. */
   inFlight(): Iterable<ServerResponse>
   /** Stops the sweep. */
@@ -40,9 +43,6 @@ type Tracked = Socket & {
   [OLDER]?: Tracked | undefined
   [NEWER]?: Tracked | undefined
 }
-/** An answer's connection: at its 'close', `response.socket` is detached, and `response.req.socket` may be too. */
-const CONNECTION = Symbol('petstore-server.connection')
-type Answer = ServerResponse & { [CONNECTION]?: Tracked }
 
 /**
  * Tracks the server's connections without a timer per connection or request,
@@ -176,8 +176,7 @@ export function guardConnections(server: Server, limits: ConnectionLimits): Conn
   server.once('close', () => clearInterval(timer))
 
   return {
-    busy(socket: Tracked, response: Answer) {
-      response[CONNECTION] = socket
+    busy(socket: Tracked, response: ServerResponse) {
       notIdle(socket)
       const answers = socket[ANSWERS]
       if (answers === undefined) {
@@ -186,10 +185,9 @@ export function guardConnections(server: Server, limits: ConnectionLimits): Conn
         socket[ANSWERS] = [response]
       } else answers.push(response)
     },
-    answered(response: Answer) {
-      const socket = response[CONNECTION]
-      const answers = socket?.[ANSWERS]
-      if (socket === undefined || answers === undefined) return
+    answered(response: ServerResponse, socket: Tracked) {
+      const answers = socket[ANSWERS]
+      if (answers === undefined) return
       const at = answers.indexOf(response)
       if (at < 0) return
       // Nearly always the only one: pop() allocates nothing, where splice() returns an array.

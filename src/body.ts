@@ -21,7 +21,7 @@ const bodyRequired = () =>
     details: [{ path: 'body', message: 'is required' }],
   })
 
-/** The 413 of a body past `maxBytes`; an adapter's `readBody` rejects with it too. */
+/** The 413 of a body past `maxBytes`; an adapter's `readText` rejects with it too. */
 export const tooLarge = (maxBytes: number): PetstoreError =>
   new PetstoreError(413, 'payload_too_large', `Request body is larger than ${maxBytes} bytes`)
 
@@ -59,6 +59,19 @@ export async function readLimited(
 const utf8 = new TextDecoder('utf-8', { fatal: true })
 
 /**
+ * A body's bytes as text: strict UTF-8, a leading byte-order mark dropped (as
+ * `TextDecoder` does); the 400 `invalid_json` PetstoreError for bytes that
+ * are not UTF-8.
+ */
+export function utf8Text(bytes: Uint8Array): string {
+  try {
+    return utf8.decode(bytes)
+  } catch {
+    throw new PetstoreError(400, 'invalid_json', 'Request body is not valid UTF-8')
+  }
+}
+
+/**
  * Reads the JSON body of `request` and hands it to `use`. Throws at once (no
  * promise) 415 for another media type, 413 for a declared length past
  * `maxBytes` and 400 `validation_error` for no body; the promise rejects with
@@ -87,9 +100,9 @@ export function readJson<T>(
   if (body === null) throw bodyRequired()
   if (Number(length ?? Number.NaN) > maxBytes) throw tooLarge(maxBytes)
   // A carrier that reads the body whole does so without a promise per chunk.
-  const read = request.readBody ? request.readBody(maxBytes) : readLimited(body, maxBytes)
+  const read = request.readText ? request.readText(maxBytes) : readLimited(body, maxBytes).then(utf8Text)
   // `unreadable` sees the read's failures only; what `use` throws rejects the promise as it is.
-  return read.then((bytes) => use(jsonOf(bytes, exactIntegers)), unreadable) as Promise<Awaited<T>>
+  return read.then((text) => use(jsonOf(text, exactIntegers)), unreadable) as Promise<Awaited<T>>
 }
 
 function unreadable(error: unknown): never {
@@ -98,14 +111,8 @@ function unreadable(error: unknown): never {
   throw new PetstoreError(400, 'invalid_json', 'Request body could not be read to its end')
 }
 
-/** The body's bytes as JSON: strict UTF-8, not blank, then parsed. */
-function jsonOf(bytes: Uint8Array, exactIntegers: readonly string[]): unknown {
-  let text: string
-  try {
-    text = utf8.decode(bytes)
-  } catch {
-    throw new PetstoreError(400, 'invalid_json', 'Request body is not valid UTF-8')
-  }
+/** The body's text as JSON: not blank, then parsed. */
+function jsonOf(text: string, exactIntegers: readonly string[]): unknown {
   if (text.trim() === '') throw bodyRequired()
   let parsed: unknown
   try {

@@ -1,6 +1,6 @@
 /**
  * A create's body as it arrives over a real socket, in pieces: through the
- * Node adapter driven directly (which reads the body whole, `readBody`) and
+ * Node adapter driven directly (which reads the body whole, `readText`) and
  * through @whatwg-node/server (a web stream read chunk by chunk), with the
  * same answers. A body in many chunks is taken whole; one past the limit,
  * arriving in pieces, gets its 413 and the connection serves the next
