@@ -226,7 +226,8 @@ function onBodyEnd(this: Reading): void {
   try {
     text = utf8Text(bytes)
   } catch (error) {
-    return read.reject(error as Error)
+    read.reject(error as Error)
+    return
   }
   read.resolve(text)
 }

@@ -4,8 +4,10 @@
  *
  * @module
  */
+
+import { Deferred } from './deferred.js'
 import { PetstoreError } from './errors.js'
-import type { ApiRequest } from './exchange.js'
+import type { ApiAnswer, ApiRequest } from './exchange.js'
 import { withExactIntegers } from './json-int64.js'
 
 /** `application/json` or any `application/*+json`, parameters (charset) allowed. */
@@ -74,22 +76,24 @@ export function utf8Text(bytes: Uint8Array): string {
 /**
  * Reads the JSON body of `request` and hands it to `use`. Throws at once (no
  * promise) 415 for another media type, 413 for a declared length past
- * `maxBytes` and 400 `validation_error` for no body; the promise rejects with
- * 413 for a body that grows past `maxBytes`, 400 `invalid_json` for bytes that
- * are not UTF-8 JSON or a body broken off, and 400 `validation_error` for an
- * empty one, and with whatever `use` throws. The top-level `exactIntegers`
+ * `maxBytes` and 400 `validation_error` for no body; the answer to come fails
+ * with 413 for a body that grows past `maxBytes`, 400 `invalid_json` for bytes
+ * that are not UTF-8 JSON or a body broken off, and 400 `validation_error` for
+ * an empty one, and with whatever `use` throws. The top-level `exactIntegers`
  * keys keep integers beyond 2^53 exactly, as bigints.
  *
  * Not an async function, and `use` runs in the step that parses: a create is
  * one promise (the read) and one step after it, where `await`s, or a second
- * `then` for `use`, added a promise and a turn each (profiled).
+ * `then` for `use`, added a promise and a turn each (profiled). That step is
+ * handed back as a {@link Deferred}, so that the engine adds its own to it
+ * rather than a `then` of its own.
  */
-export function readJson<T>(
+export function readJson(
   request: ApiRequest,
   maxBytes: number,
   exactIntegers: readonly string[],
-  use: (body: unknown) => T,
-): Promise<Awaited<T>> {
+  use: (body: unknown) => ApiAnswer | Promise<ApiAnswer>,
+): Deferred<string> {
   const contentType = request.header('content-type')
   const length = request.header('content-length')
   // Over HTTP a POST without a body still has one, empty: `content-length: 0` says so.
@@ -101,14 +105,14 @@ export function readJson<T>(
   if (Number(length ?? Number.NaN) > maxBytes) throw tooLarge(maxBytes)
   // A carrier that reads the body whole does so without a promise per chunk.
   const read = request.readText ? request.readText(maxBytes) : readLimited(body, maxBytes).then(utf8Text)
-  // `unreadable` sees the read's failures only; what `use` throws rejects the promise as it is.
-  return read.then((text) => use(jsonOf(text, exactIntegers)), unreadable) as Promise<Awaited<T>>
+  // `unreadable` sees the read's failures only; what `use` throws is answered as it is.
+  return new Deferred(read, (text) => use(jsonOf(text, exactIntegers)), unreadable)
 }
 
-function unreadable(error: unknown): never {
-  if (error instanceof PetstoreError) throw error
+function unreadable(error: unknown): PetstoreError {
+  if (error instanceof PetstoreError) return error
   // The client broke the stream off: its request, not the server, failed.
-  throw new PetstoreError(400, 'invalid_json', 'Request body could not be read to its end')
+  return new PetstoreError(400, 'invalid_json', 'Request body could not be read to its end')
 }
 
 /** The body's text as JSON: not blank, then parsed. */

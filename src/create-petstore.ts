@@ -8,6 +8,7 @@ import { createAuthenticator, type KeyCheck, type Verdict } from './auth.js'
 import { type CorsOptions, createCors } from './cors.js'
 import { cursorCodec } from './cursor.js'
 import { type Limits, timeoutOption, waitFor } from './deadline.js'
+import { Deferred } from './deferred.js'
 import { errorAnswer, fixedAnswer, PetstoreError } from './errors.js'
 import {
   type ApiAnswer,
@@ -185,6 +186,10 @@ const notAllowed = (allow: string) => () => {
   throw new PetstoreError(405, 'method_not_allowed', `Method not allowed; use ${allow}`, { headers: { allow } })
 }
 
+/** What `route` gives, as a plain promise where a deferred answer is waited on by a caller of its own. */
+const promised = (result: ApiAnswer | Promise<ApiAnswer> | Deferred<string>) =>
+  result instanceof Deferred ? result.promise() : result
+
 /** A request as the router holds it: itty-router's fields, ours, and the URL's path and query read once. */
 type Routed = IRequest & ApiRequest & { parsed: Target }
 
@@ -280,7 +285,7 @@ export function createEngine(options: PetstoreOptions): Engine {
    * turn. Anything else goes to it. Trailing slashes are dropped as the
    * router's patterns allow them.
    */
-  function route(request: Routed): ApiAnswer | Promise<ApiAnswer> {
+  function route(request: Routed): ApiAnswer | Promise<ApiAnswer> | Deferred<string> {
     const path = trimSlashes(request.parsed.pathname)
     const { method } = request
     const read = method === 'GET' || method === 'HEAD'
@@ -293,10 +298,10 @@ export function createEngine(options: PetstoreOptions): Engine {
     return router.fetch(request) as Promise<ApiAnswer>
   }
 
-  function answer(request: Routed): ApiAnswer | Promise<ApiAnswer> {
+  function answer(request: Routed): ApiAnswer | Promise<ApiAnswer> | Deferred<string> {
     const verdict = gate(request)
     if (verdict === undefined) return route(request)
-    if (verdict instanceof Promise) return verdict.then((refusal) => refusal ?? route(request))
+    if (verdict instanceof Promise) return verdict.then((refusal) => refusal ?? promised(route(request)))
     return verdict
   }
 
@@ -350,16 +355,35 @@ export function createEngine(options: PetstoreOptions): Engine {
     } catch {
       return refused(malformed(), request, requestId)
     }
-    let result: ApiAnswer | Promise<ApiAnswer>
+    let result: ApiAnswer | Promise<ApiAnswer> | Deferred<string>
     try {
       result = answer(routed)
     } catch (error) {
       result = failed(error, request, requestId)
     }
+    if (result instanceof Deferred) return settle(result, routed, requestId)
     if (!(result instanceof Promise)) return completed(result, routed, requestId)
     return result.then(
       (answered) => completed(answered, routed, requestId),
       (error) => completed(failed(error, request, requestId), routed, requestId),
+    )
+  }
+
+  /** A deferred answer with the engine's last step run in the same reaction as the operation's own. */
+  function settle(deferred: Deferred<string>, request: Routed, requestId: string): Promise<ApiAnswer> {
+    const fail = (error: unknown) => completed(failed(error, request, requestId), request, requestId)
+    return deferred.source.then(
+      (value) => {
+        let answered: ApiAnswer | Promise<ApiAnswer>
+        try {
+          answered = deferred.step(value)
+        } catch (error) {
+          return fail(error)
+        }
+        if (!(answered instanceof Promise)) return completed(answered, request, requestId)
+        return answered.then((stored) => completed(stored, request, requestId), fail)
+      },
+      (error) => fail(deferred.refusal(error)),
     )
   }
 

@@ -5,6 +5,7 @@
  */
 import { readJson } from './body.js'
 import type { CursorCodec } from './cursor.js'
+import type { Deferred } from './deferred.js'
 import { PetstoreError } from './errors.js'
 import { type AbortLike, type ApiAnswer, type ApiRequest, jsonAnswer } from './exchange.js'
 import type { GuardedStore } from './guarded-store.js'
@@ -66,10 +67,7 @@ function pageAnswer(
 const EXACT_INTEGERS = ['categoryId']
 
 /** `POST /pets`: 201 with the stored pet and its `Location`. Checks that need no body throw at once. */
-export function createPet(
-  request: ApiRequest,
-  { store, basePath, maxBodyBytes }: OperationContext,
-): Promise<ApiAnswer> {
+export function createPet(request: ApiRequest, { store, basePath, maxBodyBytes }: OperationContext): Deferred<string> {
   return readJson(request, maxBodyBytes, EXACT_INTEGERS, (body) => {
     const input = newPetOf(body)
     const pet = store.create(input, request.signal)
