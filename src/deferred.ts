@@ -10,7 +10,7 @@ import type { ApiAnswer } from './exchange.js'
  * operation that waits returns (a create, on its body), so that the engine
  * runs its own last step in the same reaction instead of chaining a promise
  * of its own. Per create that is one promise, one microtask and one lookup
- * of `then` on the answer fewer (~600 instructions, callgrind).
+ * of `then` on the answer fewer (callgrind: −0.4% of a create's instructions).
  */
 export class Deferred<T> {
   constructor(

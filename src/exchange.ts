@@ -47,7 +47,7 @@ export interface ApiRequest {
    * `utf8Text` for bytes that are not UTF-8; with a plain `Error` when the
    * client breaks the body off. Text, not bytes: a promise resolved with an
    * object (a byte array) is asked for its `then`, a walk up its prototypes
-   * per create (~300 instructions, callgrind); a string is not.
+   * (callgrind: ~300 instructions a lookup); a string is not.
    */
   readText?(maxBytes: number): Promise<string>
   /** Aborts when the client goes away. */
