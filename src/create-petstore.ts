@@ -362,10 +362,15 @@ export function createEngine(options: PetstoreOptions): Engine {
       result = failed(error, request, requestId)
     }
     if (result instanceof Deferred) return settle(result, routed, requestId)
-    if (!(result instanceof Promise)) return completed(result, routed, requestId)
+    return conclude(result, routed, requestId)
+  }
+
+  /** The engine's last step: at once for an answer, after it for a promise of one, whose failure is answered too. */
+  function conclude(result: ApiAnswer | Promise<ApiAnswer>, request: Routed, requestId: string) {
+    if (!(result instanceof Promise)) return completed(result, request, requestId)
     return result.then(
-      (answered) => completed(answered, routed, requestId),
-      (error) => completed(failed(error, request, requestId), routed, requestId),
+      (answered) => completed(answered, request, requestId),
+      (error) => completed(failed(error, request, requestId), request, requestId),
     )
   }
 
@@ -380,8 +385,7 @@ export function createEngine(options: PetstoreOptions): Engine {
         } catch (error) {
           return fail(error)
         }
-        if (!(answered instanceof Promise)) return completed(answered, request, requestId)
-        return answered.then((stored) => completed(stored, request, requestId), fail)
+        return conclude(answered, request, requestId)
       },
       (error) => fail(deferred.refusal(error)),
     )
