@@ -20,7 +20,7 @@ import {
   toFetchHandler,
 } from './exchange.js'
 import { guardStore } from './guarded-store.js'
-import { setDefaults, setDeprecation } from './headers.js'
+import { deprecationHeaders, setDefaults } from './headers.js'
 import { type OnResponse, tell } from './observe.js'
 import { openApiDocument, type ServerEntry } from './openapi.js'
 import { createPet, getPet, listPets, type OperationContext } from './operations.js'
@@ -237,6 +237,7 @@ export function createEngine(options: PetstoreOptions): Engine {
   const basePrefix = `${basePath}/`
   /** Whether `path`, without trailing slashes, is `{basePath}/pets/{petId}` (the deprecated route). */
   const isPetPath = (path: string) => path.startsWith(petPrefix) && !path.includes('/', petPrefix.length)
+  const setDeprecation = deprecationHeaders(basePath)
 
   const noRoute = fixedAnswer(new PetstoreError(404, 'not_found', 'No such route'))
 
@@ -255,7 +256,7 @@ export function createEngine(options: PetstoreOptions): Engine {
     const { headers } = answer
     setDefaults(headers)
     if ((request.method === 'GET' || request.method === 'HEAD') && isPetPath(trimSlashes(request.parsed.pathname))) {
-      setDeprecation(headers, basePath)
+      setDeprecation(headers)
     }
     cors?.decorate(headers, request)
     // HEAD is answered like GET, without the body.

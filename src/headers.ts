@@ -11,11 +11,23 @@ export const DEPRECATED_AT = Date.UTC(2026, 10, 21) / 1000
 /** When getPet is removed, as the spec says: 5 December 2030. */
 export const SUNSET = 'Thu, 05 Dec 2030 00:00:00 GMT'
 
-/** The headers of every answer of `GET /pets/{petId}`. */
-export function setDeprecation(headers: Record<string, string>, basePath: string): void {
-  headers.deprecation = `@${DEPRECATED_AT}`
-  headers.sunset = SUNSET
-  appendHeader(headers, 'link', `<${basePath}/pets>; rel="successor-version"`)
+/** `Deprecation`'s value, written once: a number turned into text per answer cost a get ~450 instructions. */
+const DEPRECATION = `@${DEPRECATED_AT}`
+
+/**
+ * Sets the headers of every answer of `GET /pets/{petId}` under `basePath`.
+ * The values are made once: a `Link` joined per answer is a rope of two
+ * strings, which Node's check of header characters cannot read in place and
+ * hands to V8's runtime to flatten, every time (~1,400 instructions of a get,
+ * callgrind); made once, it is flattened at its first check and stays so.
+ */
+export function deprecationHeaders(basePath: string): (headers: Record<string, string>) => void {
+  const successor = `<${basePath}/pets>; rel="successor-version"`
+  return (headers) => {
+    headers.deprecation = DEPRECATION
+    headers.sunset = SUNSET
+    appendHeader(headers, 'link', successor)
+  }
 }
 
 /** Every response: pet data must not be cached or sniffed into another type. */

@@ -28,5 +28,10 @@ function randomPrefix(): string {
 export function requestId(sent: string | null): string {
   if (sent !== null && SANE.test(sent)) return sent
   prefix ??= randomPrefix()
-  return prefix + (++counter).toString(36)
+  const id = prefix + (++counter).toString(36)
+  // From 13 characters on (the 46,656th id) a join is a rope, which Node's check of header
+  // characters hands to V8's runtime to flatten; reading a character flattens it here, at a
+  // third of that cost (get: -0.7% instructions, callgrind).
+  id.charCodeAt(0)
+  return id
 }
