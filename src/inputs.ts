@@ -11,9 +11,9 @@
  * `categoryId` or a plain-digit `petId` is what the schema would make of it
  * already: the pipes' steps, megamorphic loads each, were most of what was
  * left (a query 0.28 → 0.02 µs, a new pet 0.22 → 0.10, a pet id 0.10 →
- * 0.02, measured in a hot loop). The schemas stay the one source of the
- * checks, the types and the OpenAPI document, and test/inputs.test.ts holds
- * every shortcut to them.
+ * 0.02, measured in a hot loop); a name of plain ASCII is taken as it is.
+ * The schemas stay the one source of the checks, the types and the OpenAPI
+ * document, and test/inputs.test.ts holds every shortcut to them.
  *
  * @module
  */
@@ -74,7 +74,8 @@ export function newPetOf(body: unknown): NewPet {
   }
   const input = body as Record<string, unknown>
   const fields = new FieldChecks()
-  const name = fields.check(NEW_PET.name, input.name, 'name')
+  const givenName = input.name
+  const name = plainName(givenName) ? givenName : fields.check(NEW_PET.name, givenName, 'name')
   // A safe integer is what the schema's five steps take as it is: the categoryId nearly every body sends.
   const given = input.categoryId
   const categoryId = Number.isSafeInteger(given)
@@ -84,6 +85,22 @@ export function newPetOf(body: unknown): NewPet {
   fields.done()
   // A pet created without status has no status key.
   return status === undefined ? { name, categoryId } : { name, categoryId, status }
+}
+
+/**
+ * A name the schema takes as it is: 1 to 255 characters of printable ASCII, not all spaces (so
+ * no surrogate, no U+0000, and as many code points as characters). Nearly every name is one;
+ * the schema's five steps cost a create ~700 instructions (callgrind), this loop a tenth of that.
+ */
+function plainName(name: unknown): name is string {
+  if (typeof name !== 'string' || name.length === 0 || name.length > 255) return false
+  let printed = false
+  for (let i = 0; i < name.length; i++) {
+    const code = name.charCodeAt(i)
+    if (code < 0x20 || code > 0x7e) return false
+    if (code !== 0x20) printed = true
+  }
+  return printed
 }
 
 /** Up to 15 digits: an id the schema takes as it is, whatever they are (any such number is a safe integer). */

@@ -37,6 +37,7 @@ const anyValue = fc.oneof(
   fc.jsonValue(),
   fc.string({ maxLength: 300 }),
   fc.constantFrom('Rex', ' ', '', 'a\u0000b', '\ud800', 'x'.repeat(256), 'available', 'pending', 'sold'),
+  fc.constantFrom('x'.repeat(255), ' '.repeat(255), '  a ', '\t', 'a\tb', '~\x7f', 'é', '\u00a0'),
   fc.integer(),
   fc.double(),
   fc.bigInt({ min: -(2n ** 64n), max: 2n ** 64n }),
