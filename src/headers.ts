@@ -11,7 +11,7 @@ export const DEPRECATED_AT = Date.UTC(2026, 10, 21) / 1000
 /** When getPet is removed, as the spec says: 5 December 2030. */
 export const SUNSET = 'Thu, 05 Dec 2030 00:00:00 GMT'
 
-/** `Deprecation`'s value, written once: a number turned into text per answer cost a get ~450 instructions. */
+/** `Deprecation`'s value, written once rather than turned into text for every answer. */
 const DEPRECATION = `@${DEPRECATED_AT}`
 
 /**

@@ -90,7 +90,8 @@ export function newPetOf(body: unknown): NewPet {
 /**
  * A name the schema takes as it is: 1 to 255 characters of printable ASCII, not all spaces (so
  * no surrogate, no U+0000, and as many code points as characters). Nearly every name is one;
- * the schema's five steps cost a create ~700 instructions (callgrind), this loop a tenth of that.
+ * the schema's five steps were ~700 instructions of a create (callgrind); with this check, a
+ * create runs about 1% fewer in all.
  */
 function plainName(name: unknown): name is string {
   if (typeof name !== 'string' || name.length === 0 || name.length > 255) return false
