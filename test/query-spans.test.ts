@@ -177,6 +177,40 @@ describe('query spans', () => {
     assert.deepEqual(exporter.getFinishedSpans(), [])
   })
 
+  it('traces from the moment an SDK is registered: none before, server and query spans after', async () => {
+    const table = freshName()
+    const store = sqliteStore({ path: join(directory, `${table}.db`), table })
+    const handler = createPetstore({ store, keys: [KEY] })
+    const server = await serve({ handler, port: 0 })
+    const headers = { authorization: `Bearer ${KEY}` }
+    const get = async (path: string) => {
+      const response = await fetch(`http://127.0.0.1:${server.port}/v1${path}`, { headers })
+      await response.arrayBuffer()
+      return response.status
+    }
+    try {
+      // The API stays loaded; only the provider behind its global proxy goes.
+      trace.disable()
+      exporter.reset()
+      assert.deepEqual([await get('/pets?limit=3'), await get('/pets/1')], [200, 404])
+      assert.deepEqual(exporter.getFinishedSpans(), [], 'no SDK: nothing recorded')
+      assert.ok(trace.setGlobalTracerProvider(provider), 'the SDK registers again')
+      assert.deepEqual([await get('/pets?limit=3'), await get('/pets/1')], [200, 404])
+      const spans = exporter.getFinishedSpans()
+      assert.deepEqual(
+        spans.filter((span) => span.kind === SpanKind.SERVER).map((span) => span.name),
+        ['GET /v1/pets', 'GET /v1/pets/{petId}'],
+      )
+      assert.deepEqual(
+        spans.filter((span) => span.kind === SpanKind.CLIENT).map((span) => span.name),
+        [`SELECT ${table}`, `SELECT ${table}`],
+      )
+    } finally {
+      await server.close()
+      await store.close?.()
+    }
+  })
+
   it('postgresStore: spans say postgresql', {
     skip: !POSTGRES_URL && 'PETSTORE_TEST_POSTGRES_URL not set',
   }, async () => {
