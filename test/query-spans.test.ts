@@ -206,6 +206,9 @@ describe('query spans', () => {
         [`SELECT ${table}`, `SELECT ${table}`],
       )
     } finally {
+      // The SDK registered afresh whatever failed above, so that the tests after this one keep it.
+      trace.disable()
+      trace.setGlobalTracerProvider(provider)
       await server.close()
       await store.close?.()
     }
