@@ -221,13 +221,16 @@ async function main(): Promise<void> {
       process.exit(1)
     }
     stopping = true
+    // close() shuts the listener before it returns; said after it, the line means no new connection
+    // gets in (said first, a client that read it could still connect in between: seen in CI).
+    const closed = server.close()
     process.stderr.write(`petstore-server: ${signal}, finishing requests in flight\n`)
     // server.close() cuts connections still open after SHUTDOWN_TIMEOUT_MS; this bounds the rest (a store that hangs).
     setTimeout(() => {
       process.stderr.write(`petstore-server: not stopped within ${STOP_TIMEOUT_MS / 1000} s of ${signal}, exiting\n`)
       process.exit(1)
     }, STOP_TIMEOUT_MS).unref()
-    await server.close()
+    await closed
     try {
       await store.close?.()
     } catch (error) {
