@@ -6,7 +6,7 @@
 //
 //   npm run bench:ab -- --server "before=node .before/bin/petstore-server.js --db memory --log off" \
 //                       --server "after=node dist/bin/petstore-server.js --db memory --log off" \
-//                       [--scenario list] [--rounds 3] [--duration 4]
+//                       [--scenario list] [--rounds 3] [--duration 4] [--at-once]
 //
 // Each command gets `--port 0 --key KEY` and must print http://HOST:PORT/v1 when ready (the
 // binary and the peers do). As in `npm run bench`, every round starts each server afresh,
@@ -14,8 +14,13 @@
 // then each, in an order that rotates, gets 2 s of warm-up on the scenario and the
 // measurement, wrk (or autocannon) on CPU 1. CPU per request is the server's process group's
 // user + system time over the measurement (Linux /proc), divided by the requests answered.
-import { readdirSync, readFileSync } from 'node:fs'
+//
+// --at-once (two servers): each round measures both at once instead, each under its own load
+// generator, the one started first alternating (bench/at-once.ts). Their ratio of CPU per
+// request then holds within 1-2%, where one after the other it scatters by 10-30 points on these
+// machines; the per-round ratios, their median and mean ± standard error, are printed last.
 import { parseArgs } from 'node:util'
+import { groupCpuSeconds, measureAtOnce } from './at-once.js'
 import { defaultLoadgen, LOADGEN_NAMES, type LoadgenName, load, seedAndWarm, WARMUP_SECONDS } from './loadgen.js'
 import { pinCpus } from './pinning.js'
 import { median } from './report.js'
@@ -31,6 +36,7 @@ const { values } = parseArgs({
     rounds: { type: 'string', default: '3' },
     duration: { type: 'string', default: '4' },
     loadgen: { type: 'string' },
+    'at-once': { type: 'boolean', default: false },
   },
 })
 const servers = values.server.map(serverSpec)
@@ -42,23 +48,8 @@ if (!LOADGEN_NAMES.includes(loadgen)) throw new Error(`--loadgen: one of ${LOADG
 const rounds = Number(values.rounds)
 const seconds = Number(values.duration)
 const pinning = pinCpus()
-
-/** User + system seconds of every process in group `group` (the server, and any wrapper it runs under). */
-function groupCpuSeconds(group: number): number {
-  const tick = 100 // USER_HZ on Linux
-  let total = 0
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue
-    try {
-      // Fields after the command's closing parenthesis: state ppid pgrp … utime (12th) stime (13th).
-      const fields = readFileSync(`/proc/${entry}/stat`, 'utf8').split(') ').at(-1)?.split(' ') ?? []
-      if (Number(fields[2]) === group) total += (Number(fields[11]) + Number(fields[12])) / tick
-    } catch {
-      // The process ended while we looked.
-    }
-  }
-  return total
-}
+const atOnce = values['at-once']
+if (atOnce && servers.length !== 2) throw new Error('--at-once measures two servers: give exactly two --server')
 
 interface Figures {
   reqPerSec: number
@@ -66,6 +57,17 @@ interface Figures {
   cpuUs: number
 }
 const figures = servers.map((): Figures[] => [])
+
+function record(i: number, result: Awaited<ReturnType<typeof load>>, cpuUs: number): void {
+  if (result.unexpected > 0 || result.errors > 0) {
+    throw new Error(`${servers[i]?.name}: ${result.unexpected} unexpected answers, ${result.errors} errors`)
+  }
+  figures[i]?.push({ reqPerSec: result.reqPerSec, p99Ms: result.p99Ms, cpuUs })
+  console.log(
+    `round ${figures[i]?.length}/${rounds}  ${servers[i]?.name}  ${Math.round(result.reqPerSec)} req/s  ` +
+      `p99 ${result.p99Ms.toFixed(2)} ms  CPU ${cpuUs.toFixed(1)} µs/request`,
+  )
+}
 
 for (let round = 0; round < rounds; round++) {
   const order = servers.map((_, i) => (i + round) % servers.length)
@@ -77,21 +79,19 @@ for (let round = 0; round < rounds; round++) {
     scenario = buildScenarios(KEY, await seedAndWarm(loadgen, server.baseUrl, KEY))[scenarioName]
     running[i] = { baseUrl: server.baseUrl, group: server.pid, stop: server.stop }
   }
-  for (const i of order) {
-    const server = running[i] as (typeof running)[number]
-    const measured = scenario as NonNullable<typeof scenario>
-    await load(loadgen, server.baseUrl, measured, WARMUP_SECONDS)
-    const before = groupCpuSeconds(server.group)
-    const result = await load(loadgen, server.baseUrl, measured, seconds)
-    const cpuUs = ((groupCpuSeconds(server.group) - before) * 1e6) / result.requests
-    if (result.unexpected > 0 || result.errors > 0) {
-      throw new Error(`${servers[i]?.name}: ${result.unexpected} unexpected answers, ${result.errors} errors`)
+  const measured = scenario as NonNullable<typeof scenario>
+  if (atOnce) {
+    const [a, b] = running as [(typeof running)[number], (typeof running)[number]]
+    const both = await measureAtOnce(loadgen, [a, b], measured, seconds, (round % 2) as 0 | 1)
+    for (const [i, result] of both.entries()) record(i, result, result.cpuUs)
+  } else {
+    for (const i of order) {
+      const server = running[i] as (typeof running)[number]
+      await load(loadgen, server.baseUrl, measured, WARMUP_SECONDS)
+      const before = groupCpuSeconds(server.group)
+      const result = await load(loadgen, server.baseUrl, measured, seconds)
+      record(i, result, ((groupCpuSeconds(server.group) - before) * 1e6) / result.requests)
     }
-    figures[i]?.push({ reqPerSec: result.reqPerSec, p99Ms: result.p99Ms, cpuUs })
-    console.log(
-      `round ${round + 1}/${rounds}  ${servers[i]?.name}  ${Math.round(result.reqPerSec)} req/s  ` +
-        `p99 ${result.p99Ms.toFixed(2)} ms  CPU ${cpuUs.toFixed(1)} µs/request`,
-    )
   }
   await Promise.all(running.map((server) => server.stop()))
 }
@@ -106,5 +106,20 @@ servers.forEach(({ name }, i) => {
   console.log(
     `${name.padEnd(width)}  ${Math.round(of(i, 'reqPerSec'))} req/s (${ratio('reqPerSec')})  ` +
       `CPU ${of(i, 'cpuUs').toFixed(1)} µs/request (${ratio('cpuUs')})  p99 ${of(i, 'p99Ms').toFixed(2)} ms`,
+  )
+})
+
+// Per round, where both were measured in the same round: the ratio of CPU per request to the first's.
+const perRound = (i: number) =>
+  (figures[i] ?? []).map((figure, round) => figure.cpuUs / (figures[0]?.[round]?.cpuUs ?? Number.NaN))
+servers.slice(1).forEach(({ name }, index) => {
+  const ratios = perRound(index + 1)
+  const mean = ratios.reduce((sum, ratio) => sum + ratio, 0) / ratios.length
+  const se = Math.sqrt(
+    ratios.reduce((sum, ratio) => sum + (ratio - mean) ** 2, 0) / (ratios.length - 1) / ratios.length,
+  )
+  console.log(
+    `${name}: CPU per request over ${servers[0]?.name}'s, per round: ${ratios.map((ratio) => ratio.toFixed(3)).join(' ')}; ` +
+      `median ${median(ratios).toFixed(3)}, mean ${mean.toFixed(3)} ± ${Number.isFinite(se) ? se.toFixed(3) : 'n/a'}`,
   )
 })

@@ -44,6 +44,11 @@ export interface Row {
   spread: number
   /** The highest loadgenCpu of the rounds. */
   loadgenCpu: number
+  /**
+   * Ours only: each round's ratio of the reference's CPU per request to ours, the two measured at
+   * once on one core (bench/at-once.ts); above 1 is cheaper. Absent when not measured.
+   */
+  atOnce?: number[]
   rounds: Measurement[]
   /** Anything that makes this row suspect: failed probes, unexpected statuses, errors, a saturated load generator. */
   notes: string[]
@@ -112,11 +117,19 @@ function percent(share: number): string {
   return `${(share * 100).toFixed(0)}%`
 }
 
+/** The median of the rounds' ratios at once, and their range: `0.95x (0.93-0.97)`. */
+function atOnceCell(ratios: readonly number[]): string {
+  if (ratios.length === 0) return 'n/a'
+  const fixed = (ratio: number) => ratio.toFixed(2)
+  const range = ratios.length > 1 ? ` (${fixed(Math.min(...ratios))}-${fixed(Math.max(...ratios))})` : ''
+  return `${fixed(median(ratios))}x${range}`
+}
+
 function milliseconds(value: number): string {
   return Number.isInteger(value) ? String(value) : value.toFixed(1)
 }
 
-const HEADER = ['server', 'scenario', 'req/s', 'p50 ms', 'p99 ms', 'ratio', 'spread', 'loadgen CPU']
+const HEADER = ['server', 'scenario', 'req/s', 'p50 ms', 'p99 ms', 'ratio', 'spread', 'loadgen CPU', 'at once']
 /** Columns aligned left; the others are numbers, aligned right. */
 const TEXT_COLUMNS = 2
 
@@ -130,6 +143,7 @@ function cells(row: Row): string[] {
     Number.isFinite(row.ratio) ? `${row.ratio.toFixed(2)}x` : 'n/a',
     Number.isFinite(row.spread) ? percent(row.spread) : 'n/a',
     `${percent(row.loadgenCpu)}${row.loadgenCpu >= LOADGEN_CPU_LIMIT ? ' !' : ''}`,
+    row.atOnce === undefined ? '' : atOnceCell(row.atOnce),
   ]
 }
 

@@ -8,6 +8,7 @@
 //   npm run bench -- [--duration 5] [--rounds 3] [--json] [--loadgen wrk|autocannon]
 //                    [--only memory,sqlite,postgres,mysql,embedded,runtimes]
 //                    [--scenarios list,filtered,get,create,unauthorized] [--ours-cmd "CMD ARGS"]
+//                    [--at-once on|off]
 //
 // Scenarios: list (?limit=20), filtered (?status=sold&limit=100), get (one pet),
 // create (POST), unauthorized (list with a wrong key: a 401, the cost of a
@@ -29,6 +30,12 @@
 // machine (heat, other load) hits them all alike; a server's figure is its
 // median over the rounds and the spread says how much it moved.
 // Ratios divide by the node:http yardstick (runtimes: by our binary on Node).
+//
+// At once (--at-once on, the default): after its rounds' scenarios, each round also
+// runs ours and the yardstick at the same time, both on the servers' core, each under
+// its own load generator, for every scenario, and compares their CPU per request
+// (bench/at-once.ts). One after the other, a ratio scatters by 10-30 points on these
+// machines; at once, by 1-2%: the column "at once" is the ratio to read.
 //
 // PostgreSQL and MySQL (or MariaDB) are benched when their server is named:
 // PETSTORE_BENCH_POSTGRES_URL (else PETSTORE_TEST_POSTGRES_URL), e.g.
@@ -70,6 +77,7 @@ import { mkdtemp } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
+import { measureAtOnce } from './at-once.js'
 import { Cleanups } from './cleanups.js'
 import {
   CONNECTIONS,
@@ -146,6 +154,8 @@ interface Options {
   scenarios: ScenarioName[]
   ours: { command: string[]; how: string }
   loadgen: LoadgenName
+  /** Whether each round also measures ours and the reference at once (bench/at-once.ts). */
+  atOnce: boolean
 }
 
 /** A server to start: its name in the tables, its full command line, its environment. */
@@ -196,8 +206,10 @@ function parseOptions(): Options {
       scenarios: { type: 'string' },
       'ours-cmd': { type: 'string' },
       loadgen: { type: 'string' },
+      'at-once': { type: 'string', default: 'on' },
     },
   })
+  const [atOnce] = nameList('--at-once', values['at-once'], ['on', 'off'] as const)
   const [loadgen] = nameList('--loadgen', values.loadgen ?? defaultLoadgen(), LOADGEN_NAMES)
   return {
     // Whole seconds: autocannon samples requests/s once a second.
@@ -208,6 +220,7 @@ function parseOptions(): Options {
     scenarios: nameList('--scenarios', values.scenarios, SCENARIO_NAMES),
     ours: oursCommand(values['ours-cmd']),
     loadgen: loadgen ?? 'autocannon',
+    atOnce: atOnce !== 'off',
   }
 }
 
@@ -383,6 +396,9 @@ async function benchGroup(
 ): Promise<Group> {
   try {
     const samples = new Map<string, Measurement[]>()
+    /** Per scenario, each round's ratio of CPU per request, the reference's over ours, measured at once. */
+    const together = new Map<ScenarioName, number[]>()
+    const togetherNotes = new Map<ScenarioName, string[]>()
     const probeNotes = new Map<string, string[]>()
     const warnings: string[] = []
     const at = (server: string, scenario: ScenarioName) => `${server} ${scenario}`
@@ -440,6 +456,36 @@ async function benchGroup(
           )
         }
       }
+      const paired = [servers.find(({ name }) => name === reference), servers.find(({ name }) => name === 'ours')]
+      const [base, ours] = paired
+      if (options.atOnce && base !== undefined && ours !== undefined && base !== ours) {
+        for (const scenarioName of options.scenarios) {
+          const scenario = scenarios[scenarioName]
+          const [baseline, measured] = await measureAtOnce(
+            options.loadgen,
+            [
+              { baseUrl: base.server.baseUrl, group: base.server.pid },
+              { baseUrl: ours.server.baseUrl, group: ours.server.pid },
+            ],
+            scenario,
+            options.durationSeconds,
+            (round % 2) as 0 | 1,
+          )
+          const ratio = baseline.cpuUs / measured.cpuUs
+          together.set(scenarioName, [...(together.get(scenarioName) ?? []), ratio])
+          const faults = [baseline, measured].flatMap((result, i) =>
+            result.unexpected + result.errors > 0
+              ? [`at once: ${paired[i]?.name} gave ${result.unexpected} unexpected answers, ${result.errors} errors`]
+              : [],
+          )
+          if (faults.length > 0)
+            togetherNotes.set(scenarioName, [...(togetherNotes.get(scenarioName) ?? []), ...faults])
+          log(
+            `  at once  ${scenarioName}: CPU per request ${reference} ${baseline.cpuUs.toFixed(1)} µs, ours ` +
+              `${measured.cpuUs.toFixed(1)} µs: ratio ${ratio.toFixed(3)}`,
+          )
+        }
+      }
       for (const { server } of servers) await server.stop()
     }
     if (scenarios === undefined) throw new Error('no round to bench')
@@ -450,7 +496,12 @@ async function benchGroup(
       names.map((server) => {
         const rounds = samples.get(at(server, scenario)) ?? []
         const notes = [...(probeNotes.get(at(server, scenario)) ?? []), ...roundNotes(rounds, measured[scenario])]
-        return summarize(name, server, scenario, rounds, notes)
+        const row = summarize(name, server, scenario, rounds, notes)
+        if (server === 'ours' && together.has(scenario)) {
+          row.atOnce = together.get(scenario) ?? []
+          row.notes.push(...(togetherNotes.get(scenario) ?? []))
+        }
+        return row
       }),
     )
     setRatios(rows, reference)
@@ -590,6 +641,7 @@ async function main(): Promise<void> {
     ),
     cpus: pinning.how,
     rounds: options.rounds,
+    atOnce: options.atOnce,
     durationSeconds: options.durationSeconds,
     warmupSeconds: WARMUP_SECONDS,
     connections: CONNECTIONS,
@@ -635,6 +687,11 @@ async function main(): Promise<void> {
     `load generator: ${options.loadgen === 'wrk' ? 'wrk, 1 thread' : `autocannon ${versions.autocannon}, in-process`}, ${CONNECTIONS} connections, ${options.rounds} round(s) of ${options.durationSeconds} s per server and scenario (fresh servers each round, each warmed up ${WARMUP_SECONDS} s per scenario), ${SEED_COUNT} seeded pets, node ${process.version}, ${pinning.how}`,
     "req/s, p50, p99: medians over the rounds; ratio: req/s over the reference server's; spread: (max - min) / median req/s over the rounds;",
     `loadgen CPU: the load generator's busiest round, of one core (! from 90%: the generator is the limit, the ratio is not trustworthy)`,
+    ...(options.atOnce
+      ? [
+          `at once: ours and ${REFERENCE} measured at once on one core, each under its own load generator, once per round after the rounds above; the reference's CPU per request over ours (above 1: ours is cheaper), median over the rounds and their range (bench/at-once.ts)`,
+        ]
+      : []),
     ...notes,
   ]
   process.stdout.write(`\n${[header.join('\n'), ...results.map(formatGroup)].join('\n\n')}\n`)
