@@ -45,8 +45,9 @@ export interface Row {
   /** The highest loadgenCpu of the rounds. */
   loadgenCpu: number
   /**
-   * Ours only: each round's ratio of the reference's CPU per request to ours, the two measured at
-   * once on one core (bench/at-once.ts); above 1 is cheaper. Absent when not measured.
+   * A server paired with the reference (`--at-once`): each round's ratio of the reference's CPU
+   * per request to this server's, the two measured at once on one core (bench/at-once.ts); above 1
+   * is cheaper. Absent when not measured.
    */
   atOnce?: number[]
   rounds: Measurement[]

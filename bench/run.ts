@@ -8,7 +8,7 @@
 //   npm run bench -- [--duration 5] [--rounds 3] [--json] [--loadgen wrk|autocannon]
 //                    [--only memory,sqlite,postgres,mysql,embedded,runtimes]
 //                    [--scenarios list,filtered,get,create,unauthorized] [--ours-cmd "CMD ARGS"]
-//                    [--at-once on|off]
+//                    [--at-once ours|all|off]
 //
 // Scenarios: list (?limit=20), filtered (?status=sold&limit=100), get (one pet),
 // create (POST), unauthorized (list with a wrong key: a 401, the cost of a
@@ -31,10 +31,10 @@
 // median over the rounds and the spread says how much it moved.
 // Ratios divide by the node:http yardstick (runtimes: by our binary on Node).
 //
-// At once (--at-once on, the default): after its rounds' scenarios, each round also
-// runs ours and the yardstick at the same time, both on the servers' core, each under
-// its own load generator, for every scenario, and compares their CPU per request
-// (bench/at-once.ts). One after the other, a ratio scatters by 10-30 points on these
+// At once (--at-once ours, the default; all: every server of the group, one by one;
+// off): after its rounds' scenarios, each round also runs ours and the yardstick at the
+// same time, both on the servers' core, each under its own load generator, for every
+// scenario, and compares their CPU per request (bench/at-once.ts). One after the other, a ratio scatters by 10-30 points on these
 // machines; at once, by 1-2%: the column "at once" is the ratio to read.
 //
 // PostgreSQL and MySQL (or MariaDB) are benched when their server is named:
@@ -154,8 +154,8 @@ interface Options {
   scenarios: ScenarioName[]
   ours: { command: string[]; how: string }
   loadgen: LoadgenName
-  /** Whether each round also measures ours and the reference at once (bench/at-once.ts). */
-  atOnce: boolean
+  /** Which servers each round also measures at once with the reference (bench/at-once.ts): ours, all of them, or none. */
+  atOnce: 'ours' | 'all' | 'off'
 }
 
 /** A server to start: its name in the tables, its full command line, its environment. */
@@ -206,10 +206,10 @@ function parseOptions(): Options {
       scenarios: { type: 'string' },
       'ours-cmd': { type: 'string' },
       loadgen: { type: 'string' },
-      'at-once': { type: 'string', default: 'on' },
+      'at-once': { type: 'string', default: 'ours' },
     },
   })
-  const [atOnce] = nameList('--at-once', values['at-once'], ['on', 'off'] as const)
+  const [atOnce = 'ours'] = nameList('--at-once', values['at-once'], ['ours', 'all', 'off'] as const)
   const [loadgen] = nameList('--loadgen', values.loadgen ?? defaultLoadgen(), LOADGEN_NAMES)
   return {
     // Whole seconds: autocannon samples requests/s once a second.
@@ -220,7 +220,7 @@ function parseOptions(): Options {
     scenarios: nameList('--scenarios', values.scenarios, SCENARIO_NAMES),
     ours: oursCommand(values['ours-cmd']),
     loadgen: loadgen ?? 'autocannon',
-    atOnce: atOnce !== 'off',
+    atOnce,
   }
 }
 
@@ -381,6 +381,47 @@ function roundNotes(rounds: readonly Measurement[], scenario: Scenario): string[
   ]
 }
 
+/** Whether `--at-once` pairs `server` with the reference: ours only, or every server of the group. */
+function atOnceWith(mode: Options['atOnce'], server: string): boolean {
+  return mode === 'all' || (mode === 'ours' && server === 'ours')
+}
+
+/**
+ * `partner` and the reference `base` measured at once on `scenario` (bench/at-once.ts), the one
+ * whose load starts first alternating by round: the reference's CPU per request over the
+ * partner's, what went wrong, and a line for the log.
+ */
+async function measurePairAtOnce(
+  base: Running,
+  partner: Running,
+  scenario: Scenario,
+  options: Options,
+  round: number,
+): Promise<{ ratio: number; faults: string[]; line: string }> {
+  const pair = [base, partner] as const
+  const results = await measureAtOnce(
+    options.loadgen,
+    [
+      { baseUrl: base.server.baseUrl, group: base.server.pid },
+      { baseUrl: partner.server.baseUrl, group: partner.server.pid },
+    ],
+    scenario,
+    options.durationSeconds,
+    (round % 2) as 0 | 1,
+  )
+  const [baseline, measured] = results
+  const ratio = baseline.cpuUs / measured.cpuUs
+  const faults = results.flatMap((result, i) =>
+    result.unexpected + result.errors > 0
+      ? [`at once: ${pair[i]?.name} gave ${result.unexpected} unexpected answers, ${result.errors} errors`]
+      : [],
+  )
+  const line =
+    `CPU per request ${base.name} ${baseline.cpuUs.toFixed(1)} µs, ${partner.name} ` +
+    `${measured.cpuUs.toFixed(1)} µs: ratio ${ratio.toFixed(3)}`
+  return { ratio, faults, line }
+}
+
 /**
  * Measures every scenario on every server of one group in interleaved rounds, on servers
  * started afresh for each round (`specsOf` gives their commands, a fresh database each time);
@@ -396,9 +437,9 @@ async function benchGroup(
 ): Promise<Group> {
   try {
     const samples = new Map<string, Measurement[]>()
-    /** Per scenario, each round's ratio of CPU per request, the reference's over ours, measured at once. */
-    const together = new Map<ScenarioName, number[]>()
-    const togetherNotes = new Map<ScenarioName, string[]>()
+    /** Per server and scenario, each round's ratio of CPU per request, the reference's over its, measured at once. */
+    const together = new Map<string, number[]>()
+    const togetherNotes = new Map<string, string[]>()
     const probeNotes = new Map<string, string[]>()
     const warnings: string[] = []
     const at = (server: string, scenario: ScenarioName) => `${server} ${scenario}`
@@ -456,34 +497,15 @@ async function benchGroup(
           )
         }
       }
-      const paired = [servers.find(({ name }) => name === reference), servers.find(({ name }) => name === 'ours')]
-      const [base, ours] = paired
-      if (options.atOnce && base !== undefined && ours !== undefined && base !== ours) {
+      const base = servers.find(({ name }) => name === reference)
+      const partners = servers.filter(({ name }) => name !== reference && atOnceWith(options.atOnce, name))
+      for (const partner of base === undefined ? [] : partners) {
         for (const scenarioName of options.scenarios) {
-          const scenario = scenarios[scenarioName]
-          const [baseline, measured] = await measureAtOnce(
-            options.loadgen,
-            [
-              { baseUrl: base.server.baseUrl, group: base.server.pid },
-              { baseUrl: ours.server.baseUrl, group: ours.server.pid },
-            ],
-            scenario,
-            options.durationSeconds,
-            (round % 2) as 0 | 1,
-          )
-          const ratio = baseline.cpuUs / measured.cpuUs
-          together.set(scenarioName, [...(together.get(scenarioName) ?? []), ratio])
-          const faults = [baseline, measured].flatMap((result, i) =>
-            result.unexpected + result.errors > 0
-              ? [`at once: ${paired[i]?.name} gave ${result.unexpected} unexpected answers, ${result.errors} errors`]
-              : [],
-          )
-          if (faults.length > 0)
-            togetherNotes.set(scenarioName, [...(togetherNotes.get(scenarioName) ?? []), ...faults])
-          log(
-            `  at once  ${scenarioName}: CPU per request ${reference} ${baseline.cpuUs.toFixed(1)} µs, ours ` +
-              `${measured.cpuUs.toFixed(1)} µs: ratio ${ratio.toFixed(3)}`,
-          )
+          const key = at(partner.name, scenarioName)
+          const found = await measurePairAtOnce(base as Running, partner, scenarios[scenarioName], options, round)
+          together.set(key, [...(together.get(key) ?? []), found.ratio])
+          if (found.faults.length > 0) togetherNotes.set(key, [...(togetherNotes.get(key) ?? []), ...found.faults])
+          log(`  at once  ${scenarioName}: ${found.line}`)
         }
       }
       for (const { server } of servers) await server.stop()
@@ -497,9 +519,10 @@ async function benchGroup(
         const rounds = samples.get(at(server, scenario)) ?? []
         const notes = [...(probeNotes.get(at(server, scenario)) ?? []), ...roundNotes(rounds, measured[scenario])]
         const row = summarize(name, server, scenario, rounds, notes)
-        if (server === 'ours' && together.has(scenario)) {
-          row.atOnce = together.get(scenario) ?? []
-          row.notes.push(...(togetherNotes.get(scenario) ?? []))
+        const paired = together.get(at(server, scenario))
+        if (paired !== undefined) {
+          row.atOnce = paired
+          row.notes.push(...(togetherNotes.get(at(server, scenario)) ?? []))
         }
         return row
       }),
@@ -687,9 +710,9 @@ async function main(): Promise<void> {
     `load generator: ${options.loadgen === 'wrk' ? 'wrk, 1 thread' : `autocannon ${versions.autocannon}, in-process`}, ${CONNECTIONS} connections, ${options.rounds} round(s) of ${options.durationSeconds} s per server and scenario (fresh servers each round, each warmed up ${WARMUP_SECONDS} s per scenario), ${SEED_COUNT} seeded pets, node ${process.version}, ${pinning.how}`,
     "req/s, p50, p99: medians over the rounds; ratio: req/s over the reference server's; spread: (max - min) / median req/s over the rounds;",
     `loadgen CPU: the load generator's busiest round, of one core (! from 90%: the generator is the limit, the ratio is not trustworthy)`,
-    ...(options.atOnce
+    ...(options.atOnce !== 'off'
       ? [
-          `at once: ours and ${REFERENCE} measured at once on one core, each under its own load generator, once per round after the rounds above; the reference's CPU per request over ours (above 1: ours is cheaper), median over the rounds and their range (bench/at-once.ts)`,
+          `at once: ${options.atOnce === 'all' ? 'each server' : 'ours'} and ${REFERENCE} measured at once on one core, each under its own load generator, once per round after the rounds above; the reference's CPU per request over the server's (above 1: the server is cheaper), median over the rounds and their range (bench/at-once.ts)`,
         ]
       : []),
     ...notes,
