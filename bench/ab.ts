@@ -17,7 +17,7 @@
 //
 // --at-once (two servers): each round measures both at once instead, each under its own load
 // generator, the one started first alternating (bench/at-once.ts). Their ratio of CPU per
-// request then holds within 1-2%, where one after the other it scatters by 10-30 points on these
+// request then holds within 1-3%, where one after the other it scatters by 10-30 points on these
 // machines; the per-round ratios, their median and mean ± standard error, are printed last.
 import { parseArgs } from 'node:util'
 import { groupCpuSeconds, measureAtOnce } from './at-once.js'

@@ -34,8 +34,9 @@
 // At once (--at-once ours, the default; all: every server of the group, one by one;
 // off): after its rounds' scenarios, each round also runs ours and the yardstick at the
 // same time, both on the servers' core, each under its own load generator, for every
-// scenario, and compares their CPU per request (bench/at-once.ts). One after the other, a ratio scatters by 10-30 points on these
-// machines; at once, by 1-2%: the column "at once" is the ratio to read.
+// scenario, and compares their CPU per request (bench/at-once.ts). One after the other,
+// a ratio scatters by 10-30 points on these machines; at once, by 1-3%: the column
+// "at once" is the ratio to read.
 //
 // PostgreSQL and MySQL (or MariaDB) are benched when their server is named:
 // PETSTORE_BENCH_POSTGRES_URL (else PETSTORE_TEST_POSTGRES_URL), e.g.
