@@ -6,8 +6,9 @@
 // Why: on these VMs one server's CPU time per request moves by up to 2x between 1-second
 // windows of one run (22.6 to 50.8 µs for the yardstick's list, 2026-11-26), so the ratio of two
 // servers measured one after the other scatters by 10-30 points from round to round. Measured at
-// once, the same two servers' ratio of CPU per request moved by 1-3% (standard deviation) between 5-second windows,
-// and the yardstick against itself came out at 0.99-1.00 (bench/README.md, "At once").
+// once, the same two servers' ratio of CPU per request moved by 1-3% (standard deviation) between
+// 5-second windows, and the yardstick against itself came out at 0.99-1.00 (bench/README.md,
+// "At once").
 //
 // The ratio is of CPU per request, not of req/s: the scheduler's split of the core between the
 // two drifts, and the requests each gets through follow it; the CPU each spends on a request
