@@ -20,8 +20,8 @@
 // request then holds within 1-3%, where one after the other it scatters by 10-30 points on these
 // machines; the per-round ratios, their median and mean ± standard error, are printed last.
 import { parseArgs } from 'node:util'
-import { groupCpuSeconds, measureAtOnce } from './at-once.js'
-import { defaultLoadgen, LOADGEN_NAMES, type LoadgenName, load, seedAndWarm, WARMUP_SECONDS } from './loadgen.js'
+import { measureAlone, measureAtOnce } from './at-once.js'
+import { defaultLoadgen, LOADGEN_NAMES, type LoadgenName, type load, seedAndWarm } from './loadgen.js'
 import { pinCpus } from './pinning.js'
 import { median } from './report.js'
 import { buildScenarios, SCENARIO_NAMES, type ScenarioName } from './scenarios.js'
@@ -86,11 +86,8 @@ for (let round = 0; round < rounds; round++) {
     for (const [i, result] of both.entries()) record(i, result, result.cpuUs)
   } else {
     for (const i of order) {
-      const server = running[i] as (typeof running)[number]
-      await load(loadgen, server.baseUrl, measured, WARMUP_SECONDS)
-      const before = groupCpuSeconds(server.group)
-      const result = await load(loadgen, server.baseUrl, measured, seconds)
-      record(i, result, ((groupCpuSeconds(server.group) - before) * 1e6) / result.requests)
+      const result = await measureAlone(loadgen, running[i] as (typeof running)[number], measured, seconds)
+      record(i, result, result.cpuUs)
     }
   }
   await Promise.all(running.map((server) => server.stop()))

@@ -69,8 +69,23 @@ export async function measureAtOnce(
     Promise<Measurement>,
   ]
   const loaded = await Promise.all(first === 0 ? [early, late] : [late, early])
-  return loaded.map((measurement, i) => {
-    const spent = groupCpuSeconds(pair[i]?.group ?? 0) - (before[i] ?? 0)
-    return { ...measurement, cpuUs: measurement.requests > 0 ? (spent * 1e6) / measurement.requests : Number.NaN }
-  }) as [AtOnce, AtOnce]
+  return loaded.map((measurement, i) => withCpu(measurement, pair[i] as Target, before[i] ?? 0)) as [AtOnce, AtOnce]
+}
+
+/** One server alone, as `npm run bench:ab` measures it without --at-once: a warm-up, then `seconds` measured. */
+export async function measureAlone(
+  loadgen: LoadgenName,
+  target: Target,
+  scenario: Scenario,
+  seconds: number,
+): Promise<AtOnce> {
+  await load(loadgen, target.baseUrl, scenario, WARMUP_SECONDS)
+  const before = groupCpuSeconds(target.group)
+  return withCpu(await load(loadgen, target.baseUrl, scenario, seconds), target, before)
+}
+
+/** `measurement` with the CPU per request its target's group spent since `before` (its CPU seconds then). */
+function withCpu(measurement: Measurement, target: Target, before: number): AtOnce {
+  const spent = groupCpuSeconds(target.group) - before
+  return { ...measurement, cpuUs: measurement.requests > 0 ? (spent * 1e6) / measurement.requests : Number.NaN }
 }

@@ -150,8 +150,11 @@ function cells(row: Row): string[] {
 
 /** The group's table, a blank line between scenarios; row notes and warnings listed under it. */
 export function formatGroup(group: Group): string {
-  const body = group.rows.map(cells)
-  const widths = HEADER.map((_, column) => Math.max(...[HEADER, ...body].map((line) => (line[column] ?? '').length)))
+  // The "at once" column only where something was measured at once (not with --at-once off).
+  const columns = group.rows.some((row) => row.atOnce !== undefined) ? HEADER.length : HEADER.length - 1
+  const header = HEADER.slice(0, columns)
+  const body = group.rows.map((row) => cells(row).slice(0, columns))
+  const widths = header.map((_, column) => Math.max(...[header, ...body].map((line) => (line[column] ?? '').length)))
   const format = (line: readonly string[]): string =>
     line
       .map((cell, column) => {
@@ -160,10 +163,10 @@ export function formatGroup(group: Group): string {
       })
       .join('  ')
       .trimEnd()
-  const lines = [group.title, '', format(HEADER), widths.map((width) => '-'.repeat(width)).join('  ')]
-  for (const [index, row] of group.rows.entries()) {
-    if (index > 0 && group.rows[index - 1]?.scenario !== row.scenario) lines.push('')
-    lines.push(format(cells(row)))
+  const lines = [group.title, '', format(header), widths.map((width) => '-'.repeat(width)).join('  ')]
+  for (const [index, line] of body.entries()) {
+    if (index > 0 && group.rows[index - 1]?.scenario !== group.rows[index]?.scenario) lines.push('')
+    lines.push(format(line))
   }
   const notes = [
     ...group.warnings.map((warning) => `! ${warning}`),
