@@ -8,7 +8,11 @@
 //   npm run bench:instructions -- --server "before=node .bench-before/bin/petstore-server.js --db memory --log off" \
 //                                 --server "after=node dist/bin/petstore-server.js --db memory --log off" \
 //                                 [--scenario get] [--warm 20000] [--requests 5000] [--connections 10] [--runs 1]
-//                                 [--keep DIR]
+//                                 [--keep DIR] [--cache-sim]
+//
+// --cache-sim adds valgrind's simulated caches and branch predictor (about twice as slow): the
+// main thread's first-level instruction- and data-cache misses and its mispredicted branches per
+// request, which weigh 10-15 cycles each where an instruction weighs about one.
 //
 // Needs valgrind (Debian's package). Each command gets `--port 0 --key KEY` and must print
 // http://HOST:PORT/v1 when ready. Servers run one at a time, each afresh; the load generator is
@@ -46,6 +50,7 @@ const { values } = parseArgs({
     connections: { type: 'string', default: '10' },
     runs: { type: 'string', default: '1' },
     keep: { type: 'string' },
+    'cache-sim': { type: 'boolean', default: false },
   },
 })
 const servers = values.server.map(serverSpec)
@@ -72,18 +77,36 @@ interface Count {
   main: number
   /** Every thread's. */
   all: number
+  /** With --cache-sim, the main thread's: first-level instruction-cache misses (I1mr)… */
+  i1Misses?: number
+  /** …first-level data-cache misses, read and write (D1mr + D1mw)… */
+  d1Misses?: number
+  /** …and mispredicted branches, conditional and indirect (Bcm + Bim). */
+  mispredicted?: number
 }
 
-/** The instructions counted in the dumps callgrind wrote as `<out>.<n>-<thread>` (thread 01 is the main one). */
-function dumpedInstructions(dir: string): Count {
-  const count = { main: 0, all: 0 }
+/** The events of one dump's totals line, by name (`Ir`, `D1mr`…), from its `events:` line. */
+function dumpEvents(text: string): Record<string, number> {
+  const names = /^events: (.+)$/m.exec(text)?.[1]?.split(' ') ?? ['Ir']
+  const totals = /^(?:totals|summary): (.+)$/m.exec(text)?.[1]?.split(' ') ?? []
+  return Object.fromEntries(names.map((name, i) => [name, Number(totals[i] ?? 0)]))
+}
+
+/** What callgrind counted in the dumps it wrote as `<out>.<n>-<thread>` (thread 01 is the main one). */
+function dumpedCounts(dir: string): Count {
+  const count: Count = { main: 0, all: 0 }
   for (const file of readdirSync(dir)) {
     const thread = /^cg\.out\.\d+-(\d+)$/.exec(file)?.[1]
     if (thread === undefined) continue
-    const totals = /^(?:totals|summary): (\d+)/m.exec(readFileSync(join(dir, file), 'utf8'))
-    const instructions = Number(totals?.[1] ?? 0)
-    count.all += instructions
-    if (thread === '01') count.main += instructions
+    const events = dumpEvents(readFileSync(join(dir, file), 'utf8'))
+    count.all += events.Ir ?? 0
+    if (thread !== '01') continue
+    count.main += events.Ir ?? 0
+    if (events.D1mr !== undefined) {
+      count.i1Misses = events.I1mr ?? 0
+      count.d1Misses = (events.D1mr ?? 0) + (events.D1mw ?? 0)
+      count.mispredicted = (events.Bcm ?? 0) + (events.Bim ?? 0)
+    }
   }
   return count
 }
@@ -97,7 +120,8 @@ async function measure(name: string, command: readonly string[], run: number): P
     'valgrind',
     '--tool=callgrind',
     `--callgrind-out-file=${join(dir, 'cg.out')}`,
-    '--cache-sim=no',
+    `--cache-sim=${values['cache-sim'] ? 'yes' : 'no'}`,
+    `--branch-sim=${values['cache-sim'] ? 'yes' : 'no'}`,
     '--separate-threads=yes',
   ]
   const server = await startServer(name, [...valgrind, ...command, '--port', '0', '--key', KEY], process.cwd())
@@ -111,8 +135,15 @@ async function measure(name: string, command: readonly string[], run: number): P
     control('--zero')
     await send(server.baseUrl, scenario, requests)
     control('--dump')
-    const { main, all } = dumpedInstructions(dir)
-    return { main: main / requests, all: all / requests }
+    const counted = dumpedCounts(dir)
+    const perRequest = (value: number | undefined) => (value === undefined ? undefined : value / requests)
+    return {
+      main: counted.main / requests,
+      all: counted.all / requests,
+      i1Misses: perRequest(counted.i1Misses),
+      d1Misses: perRequest(counted.d1Misses),
+      mispredicted: perRequest(counted.mispredicted),
+    }
   } finally {
     await server.stop()
     if (values.keep === undefined) rmSync(dir, { recursive: true, force: true })
@@ -130,15 +161,21 @@ for (let run = 1; run <= runs; run++) {
     )
   }
 }
-const medianOf = (name: string, key: keyof Count) => median((counts.get(name) ?? []).map((count) => count[key]))
+const medianOf = (name: string, key: keyof Count) =>
+  median((counts.get(name) ?? []).map((count) => count[key] ?? Number.NaN))
 const first = servers[0]?.name ?? ''
 console.log(
   `\n${scenarioName}: ${requests} requests after ${warm}, ${connections} connections, callgrind, main thread; medians, ratio to ${first}`,
 )
+/** A median per request and its ratio to the first server's. */
+const figured = (name: string, key: keyof Count) =>
+  `${figure(medianOf(name, key))} (${(medianOf(name, key) / medianOf(first, key)).toFixed(3)})`
 for (const { name } of servers) {
-  const [main, all] = [medianOf(name, 'main'), medianOf(name, 'all')]
-  console.log(
-    `${name}  ${figure(main)} instructions/request (${(main / medianOf(first, 'main')).toFixed(3)}); ` +
-      `all threads ${figure(all)} (${(all / medianOf(first, 'all')).toFixed(3)})`,
-  )
+  console.log(`${name}  ${figured(name, 'main')} instructions/request; all threads ${figured(name, 'all')}`)
+  if (values['cache-sim']) {
+    console.log(
+      `${' '.repeat(name.length)}  I1 misses ${figured(name, 'i1Misses')}, D1 misses ${figured(name, 'd1Misses')}, ` +
+        `mispredicted branches ${figured(name, 'mispredicted')}`,
+    )
+  }
 }

@@ -34,7 +34,8 @@
 // At once (--at-once ours, the default; all: every server of the group, one by one;
 // off): after its rounds' scenarios, each round also runs ours and the yardstick at the
 // same time, both on the servers' core, each under its own load generator, for every
-// scenario, and compares their CPU per request (bench/at-once.ts). One after the other,
+// scenario, and compares their CPU per request (bench/at-once.ts). Each pair is a fresh
+// yardstick and a fresh server, started and warmed up alone like a round's. One after the other,
 // a ratio scatters by 10-30 points on these machines; at once, by 1-3%: the column
 // "at once" is the ratio to read.
 //
@@ -498,18 +499,32 @@ async function benchGroup(
           )
         }
       }
-      const base = servers.find(({ name }) => name === reference)
-      const partners = servers.filter(({ name }) => name !== reference && atOnceWith(options.atOnce, name))
-      for (const partner of base === undefined ? [] : partners) {
+      for (const { server } of servers) await server.stop()
+      // At once, each server with a yardstick of its own, the two started afresh and warmed up alone, one
+      // after the other: paired with the round's one yardstick in turn, a server idle while that yardstick
+      // ran the pairs before its own came out 10-15 points lower than paired first (Fastify's list 0.71
+      // against 0.82-0.85, bench/README.md "At once"), and ours was always paired first.
+      const fresh = await specsOf()
+      const baseSpec = fresh.find((spec) => spec.name === reference)
+      const partnerSpecs = fresh.filter((spec) => spec.name !== reference && atOnceWith(options.atOnce, spec.name))
+      for (const partnerSpec of baseSpec === undefined ? [] : partnerSpecs) {
+        const pair: Running[] = []
+        for (const spec of [baseSpec as ServerSpec, partnerSpec]) {
+          const running = await start(spec, serverPrefix)
+          pair.push(running)
+          if ((await seedAndWarm(options.loadgen, running.server.baseUrl, KEY)).existingId !== first.existingId)
+            throw new Error('seeding gave different ids')
+        }
+        const [base, partner] = pair as [Running, Running]
         for (const scenarioName of options.scenarios) {
           const key = at(partner.name, scenarioName)
-          const found = await measurePairAtOnce(base as Running, partner, scenarios[scenarioName], options, round)
+          const found = await measurePairAtOnce(base, partner, scenarios[scenarioName], options, round)
           together.set(key, [...(together.get(key) ?? []), found.ratio])
           if (found.faults.length > 0) togetherNotes.set(key, [...(togetherNotes.get(key) ?? []), ...found.faults])
           log(`  at once  ${scenarioName}: ${found.line}`)
         }
+        for (const { server } of pair) await server.stop()
       }
-      for (const { server } of servers) await server.stop()
     }
     if (scenarios === undefined) throw new Error('no round to bench')
     const measured = scenarios
