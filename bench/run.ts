@@ -425,6 +425,28 @@ async function measurePairAtOnce(
 }
 
 /**
+ * Starts `specs` one at a time, each seeded and warmed up while the others sit idle (bench/README.md,
+ * "Start-up"), and checks that seeding gave them all the same ids: the servers and their seeding.
+ */
+async function startAlone(
+  specs: readonly ServerSpec[],
+  serverPrefix: readonly string[],
+  loadgen: Options['loadgen'],
+): Promise<{ servers: Running[]; seeded: SeedResult }> {
+  const servers: Running[] = []
+  const seeded: SeedResult[] = []
+  for (const spec of specs) {
+    const running = await start(spec, serverPrefix)
+    servers.push(running)
+    seeded.push(await seedAndWarm(loadgen, running.server.baseUrl, KEY))
+  }
+  if (new Set(seeded.map((result) => result.existingId)).size > 1) throw new Error('seeding gave different ids')
+  const [first] = seeded
+  if (first === undefined) throw new Error('no server to bench')
+  return { servers, seeded: first }
+}
+
+/**
  * Measures every scenario on every server of one group in interleaved rounds, on servers
  * started afresh for each round (`specsOf` gives their commands, a fresh database each time);
  * the first round also checks that they hold the same data and answer alike.
@@ -456,16 +478,7 @@ async function benchGroup(
       log(
         `[${name}] round ${round + 1}/${options.rounds}: starting, seeding (${SEED_COUNT} pets), warming up ${names.join(', ')}`,
       )
-      const servers: Running[] = []
-      const seeded: SeedResult[] = []
-      for (const spec of specs) {
-        const running = await start(spec, serverPrefix)
-        servers.push(running)
-        seeded.push(await seedAndWarm(options.loadgen, running.server.baseUrl, KEY))
-      }
-      if (new Set(seeded.map((result) => result.existingId)).size > 1) throw new Error('seeding gave different ids')
-      const [first] = seeded
-      if (first === undefined) throw new Error('no server to bench')
+      const { servers, seeded: first } = await startAlone(specs, serverPrefix, options.loadgen)
       scenarios = buildScenarios(KEY, first)
       if (round === 0) {
         const named = servers.map(({ name, server }) => ({
@@ -508,13 +521,12 @@ async function benchGroup(
       const baseSpec = fresh.find((spec) => spec.name === reference)
       const partnerSpecs = fresh.filter((spec) => spec.name !== reference && atOnceWith(options.atOnce, spec.name))
       for (const partnerSpec of baseSpec === undefined ? [] : partnerSpecs) {
-        const pair: Running[] = []
-        for (const spec of [baseSpec as ServerSpec, partnerSpec]) {
-          const running = await start(spec, serverPrefix)
-          pair.push(running)
-          if ((await seedAndWarm(options.loadgen, running.server.baseUrl, KEY)).existingId !== first.existingId)
-            throw new Error('seeding gave different ids')
-        }
+        const { servers: pair, seeded } = await startAlone(
+          [baseSpec as ServerSpec, partnerSpec],
+          serverPrefix,
+          options.loadgen,
+        )
+        if (seeded.existingId !== first.existingId) throw new Error('seeding gave different ids')
         const [base, partner] = pair as [Running, Running]
         for (const scenarioName of options.scenarios) {
           const key = at(partner.name, scenarioName)
