@@ -143,7 +143,17 @@ const EMBEDDED = [
     what: "@hono/node-server's serve({ fetch })",
   },
 ] as const
-type ServerName = 'ours' | (typeof PEERS)[number]['name'] | (typeof EMBEDDED)[number]['name']
+/**
+ * On a SQL store, the yardstick once more with its pages read as rows and written as JSON in
+ * JavaScript (`--rows`), as hand-written servers and the Fastify and Hono peers do: the
+ * yardstick proper runs our store's own SQL, which has the database write the page's JSON.
+ */
+const ROWS_PEER = {
+  name: 'node-http-rows',
+  script: 'bench/peers/node-http.mjs',
+  what: 'node:http by hand, pages read as rows',
+} as const
+type ServerName = 'ours' | (typeof PEERS)[number]['name'] | typeof ROWS_PEER.name | (typeof EMBEDDED)[number]['name']
 const REFERENCE: ServerName = 'node-http'
 /** Embedded mounts whose framing (content-length or chunked) is the host's, not the API's. */
 const HOST_FRAMED = new Set<string>(['whatwg-node'])
@@ -517,15 +527,12 @@ async function benchGroup(
       // after the other: paired with the round's one yardstick in turn, a server idle while that yardstick
       // ran the pairs before its own came out 10-15 points lower than paired first (Fastify's list 0.71
       // against 0.82-0.85, bench/README.md "At once"), and ours was always paired first.
-      const fresh = await specsOf()
-      const baseSpec = fresh.find((spec) => spec.name === reference)
-      const partnerSpecs = fresh.filter((spec) => spec.name !== reference && atOnceWith(options.atOnce, spec.name))
-      for (const partnerSpec of baseSpec === undefined ? [] : partnerSpecs) {
-        const { servers: pair, seeded } = await startAlone(
-          [baseSpec as ServerSpec, partnerSpec],
-          serverPrefix,
-          options.loadgen,
-        )
+      // Specs afresh for each pair too: a yardstick reopening the last pair's SQLite file would hold its pets twice.
+      const partners = names.filter((server) => server !== reference && atOnceWith(options.atOnce, server))
+      for (const partnerName of names.includes(reference) ? partners : []) {
+        const fresh = await specsOf()
+        const pairSpecs = [reference, partnerName].map((server) => fresh.find((spec) => spec.name === server))
+        const { servers: pair, seeded } = await startAlone(pairSpecs as ServerSpec[], serverPrefix, options.loadgen)
         if (seeded.existingId !== first.existingId) throw new Error('seeding gave different ids')
         const [base, partner] = pair as [Running, Running]
         for (const scenarioName of options.scenarios) {
@@ -597,6 +604,9 @@ async function benchStore(store: StoreName, options: Options, serverPrefix: read
           ]
         : []),
       ...PEERS.map(({ name, script }) => ({ name, command: [process.execPath, script, ...args(name)] })),
+      ...(store === 'memory'
+        ? []
+        : [{ name: ROWS_PEER.name, command: [process.execPath, ROWS_PEER.script, ...args(ROWS_PEER.name), '--rows'] }]),
     ]
   }
   const url = serverUrl(store)
@@ -680,7 +690,7 @@ async function main(): Promise<void> {
   const config = {
     ours: options.ours.how,
     oursCommand: options.ours.command,
-    peers: PEERS.map(({ name, script, what }) => ({ name, what, command: [process.execPath, script] })),
+    peers: [...PEERS, ROWS_PEER].map(({ name, script, what }) => ({ name, what, command: [process.execPath, script] })),
     embedded: EMBEDDED.map(({ name, script, what }) => ({ name, what, command: [process.execPath, script] })),
     reference: REFERENCE,
     loadgen: options.loadgen,
@@ -732,7 +742,7 @@ async function main(): Promise<void> {
     `ours: ${config.ours}`,
     ...(groups.some((group) => group !== 'runtimes')
       ? [
-          `peers (plain JS run by node, bench/peers/): node-http = node:http by hand (the yardstick), fastify ${versions.fastify} with route and response schemas, hono ${versions.hono} on @hono/node-server ${versions['@hono/node-server']}`,
+          `peers (plain JS run by node, bench/peers/): node-http = node:http by hand (the yardstick), fastify ${versions.fastify} with route and response schemas, hono ${versions.hono} on @hono/node-server ${versions['@hono/node-server']}; on SQL stores, node-http-rows = the yardstick with pages read as rows and written as JSON in JavaScript (the yardstick itself has the database write them, as ours does)`,
         ]
       : []),
     `load generator: ${options.loadgen === 'wrk' ? 'wrk, 1 thread' : `autocannon ${versions.autocannon}, in-process`}, ${CONNECTIONS} connections, ${options.rounds} round(s) of ${options.durationSeconds} s per server and scenario (fresh servers each round, each warmed up ${WARMUP_SECONDS} s per scenario), ${SEED_COUNT} seeded pets, node ${process.version}, ${pinning.how}`,

@@ -70,7 +70,11 @@ export function invalidJson(details) {
   return errorJson(400, 'validation_error', message, details)
 }
 
-/** The command line: port, key, cursor secret and the opened store (its pets in `table`). */
+/**
+ * The command line: port, key, cursor secret and the opened store (its pets in `table`).
+ * `--rows`: pages read as rows and written as JSON here, as most hand-written servers do,
+ * rather than as JSON text written by the database (the store's `listJson`, what ours does).
+ */
 export async function peerOptions(table) {
   const { values } = parseArgs({
     options: {
@@ -78,12 +82,16 @@ export async function peerOptions(table) {
       db: { type: 'string', default: 'memory' },
       key: { type: 'string' },
       'cursor-secret': { type: 'string' },
+      rows: { type: 'boolean', default: false },
     },
   })
   if (!values.key) throw new Error('--key is required')
   const cursorSecret =
     values['cursor-secret'] || process.env.PETSTORE_CURSOR_SECRET || randomBytes(32).toString('base64url')
-  return { port: Number(values.port), key: values.key, cursorSecret, store: await openStore(values.db, table) }
+  // A table of its own beside the JSON-page peer, on a database server they share.
+  const store = await openStore(values.db, values.rows ? `${table}_rows` : table)
+  if (values.rows) store.listJson = undefined
+  return { port: Number(values.port), key: values.key, cursorSecret, store }
 }
 
 /** The ready line bench/server-process.ts waits for. */
