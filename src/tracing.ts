@@ -64,8 +64,6 @@ export function traced<R extends ApiRequest>(
   run: (request: R) => ApiAnswer | Promise<ApiAnswer>,
   routeOf: (request: R) => string | null,
 ): ApiAnswer | Promise<ApiAnswer> {
-  // The request is passed along rather than closed over: no closure per request for the common case below.
-  const answer = () => run(request)
   const api = otel as Otel
   const { method } = request
   let span: Span
@@ -85,7 +83,7 @@ export function traced<R extends ApiRequest>(
   if (!span.isRecording()) return run(request)
   return api.context.with(api.trace.setSpan(api.context.active(), span), async () => {
     try {
-      const result = await answer()
+      const result = await run(request)
       const route = routeOf(request)
       if (route !== null) {
         span.setAttribute('http.route', route)
