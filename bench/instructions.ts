@@ -102,10 +102,11 @@ function dumpedCounts(dir: string): Count {
     count.all += events.Ir ?? 0
     if (thread !== '01') continue
     count.main += events.Ir ?? 0
+    // Summed over the main thread's dumps, as its instructions are.
     if (events.D1mr !== undefined) {
-      count.i1Misses = events.I1mr ?? 0
-      count.d1Misses = (events.D1mr ?? 0) + (events.D1mw ?? 0)
-      count.mispredicted = (events.Bcm ?? 0) + (events.Bim ?? 0)
+      count.i1Misses = (count.i1Misses ?? 0) + (events.I1mr ?? 0)
+      count.d1Misses = (count.d1Misses ?? 0) + events.D1mr + (events.D1mw ?? 0)
+      count.mispredicted = (count.mispredicted ?? 0) + (events.Bcm ?? 0) + (events.Bim ?? 0)
     }
   }
   return count

@@ -150,7 +150,7 @@ const EMBEDDED = [
  */
 const ROWS_PEER = {
   name: 'node-http-rows',
-  script: 'bench/peers/node-http.mjs',
+  script: PEERS[0].script,
   what: 'node:http by hand, pages read as rows',
 } as const
 type ServerName = 'ours' | (typeof PEERS)[number]['name'] | typeof ROWS_PEER.name | (typeof EMBEDDED)[number]['name']
