@@ -9,10 +9,12 @@
 //   npm run bench:instructions -- --keep /tmp/cg --scenario unauthorized \
 //     --server "yardstick=node --perf-basic-prof bench/peers/node-http.mjs --db memory" \
 //     --server "ours=node --perf-basic-prof dist/bin/petstore-server.js --db memory --log off"
-//   npm run bench:names -- /tmp/cg/yardstick-1 /tmp/cg/ours-1 [--requests 5000] [--top 40]
+//   npm run bench:names -- /tmp/cg/yardstick-1 /tmp/cg/ours-1 [--requests 5000] [--top 40] [--event D1mr]
 //
 // Each argument is a --keep folder (its main thread's dump, cg.out.1-01, is read) or a dump
-// file. Needs callgrind_annotate (valgrind's package). A name is `file:line:column` of the
+// file. --event counts another of the dump's events instead of instructions: from a run with
+// --cache-sim, I1mr (first-level instruction-cache misses), D1mr and D1mw (data-cache read and
+// write misses), Bcm and Bim (mispredicted conditional and indirect branches). Needs callgrind_annotate (valgrind's package). A name is `file:line:column` of the
 // function, as V8 wrote it (`*` marks optimized code); code moved or freed after it was
 // written shows as `(unnamed JIT code)`.
 
@@ -26,11 +28,13 @@ const { values, positionals } = parseArgs({
   options: {
     requests: { type: 'string', default: '5000' },
     top: { type: 'string', default: '40' },
+    event: { type: 'string', default: 'Ir' },
   },
 })
 if (positionals.length < 1 || positionals.length > 2) throw new Error('give one or two dumps (or --keep folders)')
 const requests = Number(values.requests)
 const top = Number(values.top)
+const event = values.event
 
 interface Code {
   start: number
@@ -70,14 +74,18 @@ function nameOf(codes: readonly Code[], address: number): string {
   return '(unnamed JIT code)'
 }
 
-/** Exclusive instructions per request, by function. */
+/** Exclusive instructions (or the `--event` chosen) per request, by function. */
 function costs(path: string): Map<string, number> {
   const dump = statSync(path).isDirectory() ? join(path, 'cg.out.1-01') : path
   const codes = perfMap(dump)
-  const annotated = spawnSync('callgrind_annotate', ['--inclusive=no', '--threshold=100', '--auto=no', dump], {
-    encoding: 'utf8',
-    maxBuffer: 256 * 1024 * 1024,
-  })
+  const annotated = spawnSync(
+    'callgrind_annotate',
+    ['--inclusive=no', '--threshold=100', '--auto=no', `--show=${event}`, `--sort=${event}`, dump],
+    {
+      encoding: 'utf8',
+      maxBuffer: 256 * 1024 * 1024,
+    },
+  )
   if (annotated.status !== 0) throw new Error(`callgrind_annotate ${dump}: ${annotated.stderr}`)
   const byName = new Map<string, number>()
   let total = Number.POSITIVE_INFINITY
