@@ -14,9 +14,10 @@
 // Each argument is a --keep folder (its main thread's dump, cg.out.1-01, is read) or a dump
 // file. --event counts another of the dump's events instead of instructions: from a run with
 // --cache-sim, I1mr (first-level instruction-cache misses), D1mr and D1mw (data-cache read and
-// write misses), Bcm and Bim (mispredicted conditional and indirect branches). Needs callgrind_annotate (valgrind's package). A name is `file:line:column` of the
-// function, as V8 wrote it (`*` marks optimized code); code moved or freed after it was
-// written shows as `(unnamed JIT code)`.
+// write misses), Bcm and Bim (mispredicted conditional and indirect branches). Needs
+// callgrind_annotate (valgrind's package). A name is `file:line:column` of the function, as V8
+// wrote it (`*` marks optimized code); code moved or freed after it was written shows as
+// `(unnamed JIT code)`.
 
 import { spawnSync } from 'node:child_process'
 import { existsSync, readFileSync, statSync } from 'node:fs'
