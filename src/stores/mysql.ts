@@ -24,7 +24,7 @@ export interface MysqlStoreOptions extends Omit<KyselyStoreOptions, 'destroyOnCl
    * Longest the client waits for the answer to a statement; past it the connection is dropped
    * and the request answered 503 (a server that went silent without closing). 0 waits for ever.
    * On the API's reads and creates the bound is kept by one sweep for all statements, a quarter
-   * of this (at most a second) apart, so a statement fails up to that much later.
+   * of this apart (at least 10 ms, at most a second), so a statement fails up to that much later.
    * @default 15000
    */
   queryTimeoutMillis?: number
@@ -114,7 +114,7 @@ function statementTimeout(): Error {
  * them, running only while some are out: a statement past its time fails (a
  * 503) and its connection is destroyed, its state being unknown. It fails
  * never earlier than `timeout`, and at most one period of the sweep later (a
- * quarter of `timeout`, at most a second). Not mysql2's own bound
+ * quarter of `timeout`, at least 10 ms and at most a second). Not mysql2's own bound
  * (`execute({ sql, timeout }, …)`): that form copies its options into a new
  * object for each statement, slow to read all the way down, and sets a timer.
  * On a MySQL get it cost a fifth of the server's CPU (`npm run bench:ab --
