@@ -111,9 +111,19 @@ async function timeLegitimate(port: number, count: number, gapMs = 0): Promise<{
   return { p99: times[Math.ceil(count * 0.99) - 1] as number, max: times[count - 1] as number }
 }
 
-function assertFast(t: TestContext, timing: { p99: number; max: number }, label: string): void {
-  t.diagnostic(`${label}: p99 ${timing.p99.toFixed(1)} ms, max ${timing.max.toFixed(1)} ms`)
-  assert.ok(timing.p99 < 100, `${label}: p99 ${timing.p99.toFixed(1)} ms`)
+/** serve()'s and the binary's `firstRequestTimeoutMs` when none is given (its `@default`). */
+const FIRST_REQUEST_MS = 5_000
+
+/**
+ * A client kept out by the flood would wait for room until the server's
+ * first-request deadline (`keptOutMs`) frees a socket. So "served" means far
+ * below that: p99 under half of it. Every request must be answered 200 as
+ * well (timeLegitimate). A fixed bound of 100 ms failed on a slow machine
+ * while every request was served.
+ */
+function assertServed(t: TestContext, timing: { p99: number; max: number }, label: string, keptOutMs: number): void {
+  t.diagnostic(`${label}: p99 ${timing.p99.toFixed(1)} ms, max ${timing.max.toFixed(1)} ms (bound ${keptOutMs / 2} ms)`)
+  assert.ok(timing.p99 < keptOutMs / 2, `${label}: p99 ${timing.p99.toFixed(1)} ms`)
 }
 
 /** A JSON 408 with the API's headers, as Node's own header timeout answers. */
@@ -136,7 +146,7 @@ describe('idle-connection floods', { concurrency: false, timeout: 60_000 }, () =
     const flood = new Flood(server.port)
     await flood.open(100)
     try {
-      assertFast(t, await timeLegitimate(server.port, 100), 'past 100 idle sockets')
+      assertServed(t, await timeLegitimate(server.port, 100), 'past 100 idle sockets', FIRST_REQUEST_MS)
       assert.ok((await connections(server.server)) <= 64, 'the cap holds')
     } finally {
       flood.stop()
@@ -148,7 +158,7 @@ describe('idle-connection floods', { concurrency: false, timeout: 60_000 }, () =
     const flood = new Flood(server.port)
     await flood.open(2_000)
     try {
-      assertFast(t, await timeLegitimate(server.port, 100), 'past 2,000 idle sockets')
+      assertServed(t, await timeLegitimate(server.port, 100), 'past 2,000 idle sockets', FIRST_REQUEST_MS)
       assert.ok((await connections(server.server)) <= 1024, 'the cap holds')
     } finally {
       flood.stop()
@@ -156,11 +166,12 @@ describe('idle-connection floods', { concurrency: false, timeout: 60_000 }, () =
   })
 
   test('serve(): a slow loris on 200 connections gets its 408 at firstRequestTimeoutMs, others are served', async (t) => {
-    const server = await serveInProcess(KEY, { firstRequestTimeoutMs: 2_000 })
+    const firstRequestTimeoutMs = 2_000
+    const server = await serveInProcess(KEY, { firstRequestTimeoutMs })
     const flood = new Flood(server.port, { onOpen: slowLoris })
     await flood.open(200)
     try {
-      assertFast(t, await timeLegitimate(server.port, 100, 15), 'while 200 slow clients drip')
+      assertServed(t, await timeLegitimate(server.port, 100, 15), 'while 200 slow clients drip', firstRequestTimeoutMs)
       while (flood.ended.length < 200 && flood.sockets.size > 0) await sleep(100)
       assert.equal(flood.ended.length, 200)
       for (const [i, ended] of flood.ended.entries()) {
@@ -176,11 +187,12 @@ describe('idle-connection floods', { concurrency: false, timeout: 60_000 }, () =
   test('serve(), cap 64: 200 sockets, each reconnecting a second after the server closes it, keep no one out', async (t) => {
     // The issue's attacker reconnects every 10 s; this one 10 times as often. One that reconnects in a tight loop
     // is a connection-rate flood, for a firewall (README); in this process it would also starve the test's own client.
-    const server = await serveInProcess(KEY, { maxConnections: 64, firstRequestTimeoutMs: 1_000 })
+    const firstRequestTimeoutMs = 1_000
+    const server = await serveInProcess(KEY, { maxConnections: 64, firstRequestTimeoutMs })
     const flood = new Flood(server.port, { reconnectAfterMs: 1_000 })
     await flood.open(200)
     try {
-      assertFast(t, await timeLegitimate(server.port, 100, 20), 'while 200 sockets reconnect')
+      assertServed(t, await timeLegitimate(server.port, 100, 20), 'while 200 sockets reconnect', firstRequestTimeoutMs)
       assert.ok(flood.ended.length >= 136, `the server closed ${flood.ended.length} of the attacker's sockets`)
     } finally {
       flood.stop()
@@ -336,6 +348,13 @@ describe('idle-connection floods', { concurrency: false, timeout: 60_000 }, () =
     const flood = new Flood(server.port)
     await flood.open(100)
     try {
+      // The server's evictions reach this client as closes a little later
+      // (seen: 19 still open after a fixed 100 ms on Node 24). Wait for them;
+      // a cap that did not evict still fails here, and 100 ms more shows that
+      // nothing else is cut.
+      for (const deadline = performance.now() + 5_000; flood.sockets.size > 16 && performance.now() < deadline; ) {
+        await sleep(20)
+      }
       await sleep(100)
       assert.equal(flood.sockets.size, 16, 'the attacker holds its 16')
       for (const socket of own) assert.ok(!socket.destroyed, 'the other address keeps its idle connections')
@@ -350,10 +369,10 @@ describe('idle-connection floods', { concurrency: false, timeout: 60_000 }, () =
     const flood = new Flood(server.port)
     try {
       await flood.open(2_000)
-      assertFast(t, await timeLegitimate(server.port, 100), 'past 2,000 sockets')
+      assertServed(t, await timeLegitimate(server.port, 100), 'past 2,000 sockets', FIRST_REQUEST_MS)
       // The attacker's 10 s are up (not waited for here): all 2,000 reconnect at once.
       await flood.reopen(2_000)
-      assertFast(t, await timeLegitimate(server.port, 100), 'after they all reconnected')
+      assertServed(t, await timeLegitimate(server.port, 100), 'after they all reconnected', FIRST_REQUEST_MS)
     } finally {
       flood.stop()
       await server.stop()
@@ -361,11 +380,15 @@ describe('idle-connection floods', { concurrency: false, timeout: 60_000 }, () =
   })
 
   test('the binary: a slow loris on 200 connections gets its 408 at --first-request-timeout', async (t) => {
-    const server = await startServer(['--port', '0', '--key', KEY, '--db', 'memory', '--first-request-timeout', '2000'])
+    const firstRequestTimeoutMs = 2_000
+    const server = await startServer([
+      ...['--port', '0', '--key', KEY, '--db', 'memory'],
+      ...['--first-request-timeout', String(firstRequestTimeoutMs)],
+    ])
     const flood = new Flood(server.port, { onOpen: slowLoris })
     try {
       await flood.open(200)
-      assertFast(t, await timeLegitimate(server.port, 100, 15), 'while 200 slow clients drip')
+      assertServed(t, await timeLegitimate(server.port, 100, 15), 'while 200 slow clients drip', firstRequestTimeoutMs)
       while (flood.ended.length < 200 && flood.sockets.size > 0) await sleep(100)
       assert.equal(flood.ended.length, 200)
       for (const [i, ended] of flood.ended.entries()) {
