@@ -5,6 +5,8 @@
  *
  * @module
  */
+
+import { petRecord } from '../pet-record.js'
 import { int64Of, type NewPet, type Pet, type PetStatus } from '../schemas.js'
 import type { JsonPage, ListQuery } from '../store.js'
 import type { SqlFamily } from './migrations.js'
@@ -34,16 +36,17 @@ export function categoryIdText(family: SqlFamily): string {
 
 /** The pet of a row: numbers for ids, an {@link Int64} categoryId, no `status` key for a NULL status. */
 export function toPet(row: PetRow): Pet {
-  const pet: Pet = { id: Number(row.id), name: row.name, categoryId: int64Of(row.category_id) }
-  if (row.status !== null) pet.status = row.status as PetStatus
-  return pet
+  return petRecord(
+    Number(row.id),
+    row.name,
+    int64Of(row.category_id),
+    row.status === null ? undefined : (row.status as PetStatus),
+  )
 }
 
 /** The pet stored under `id` for `input`: what `create` answers without reading the row back. */
 export function storedPet(id: number, input: NewPet): Pet {
-  const pet: Pet = { id, name: input.name, categoryId: input.categoryId }
-  if (input.status !== undefined) pet.status = input.status
-  return pet
+  return petRecord(id, input.name, input.categoryId, input.status)
 }
 
 /** A page of no pets, for a `limit` below 1 (the SQL of a page assumes at least one). */

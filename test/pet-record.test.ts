@@ -1,0 +1,60 @@
+/**
+ * The stores' pets (src/pet-record.ts) must be, to any reader, the object
+ * literal `{ id, name, categoryId, status }`, while keeping a hidden class of
+ * their own: one shared with literals lets other objects of the same keys
+ * (the schemas' entries, parsed bodies) mark their number fields as "any
+ * value", and the pet JSON writer takes the generic path for them.
+ */
+import assert from 'node:assert/strict'
+import { describe, it } from 'node:test'
+import { inspect } from 'node:util'
+import v8 from 'node:v8'
+import fc from 'fast-check'
+import { petRecord } from '../src/pet-record.js'
+import type { PetStatus } from '../src/schemas.js'
+import { memoryStore } from '../src/stores/memory.js'
+
+v8.setFlagsFromString('--allow-natives-syntax')
+/** V8's own answer to "do these objects share a hidden class?" (parsed after the flag is set). */
+const haveSameMap = new Function('a', 'b', 'return %HaveSameMap(a, b)') as (a: object, b: object) => boolean
+
+const fields = fc.record({
+  id: fc.integer({ min: 1, max: Number.MAX_SAFE_INTEGER }),
+  name: fc.string({ minLength: 1, maxLength: 20 }),
+  categoryId: fc.oneof(fc.integer(), fc.bigInt({ min: -(2n ** 63n), max: 2n ** 63n - 1n })),
+  status: fc.option(fc.constantFrom<PetStatus>('available', 'pending', 'sold'), { nil: undefined }),
+})
+
+describe('pet records', () => {
+  it('read as the object literal: same prototype, keys in order, values, text', () => {
+    fc.assert(
+      fc.property(fields, ({ id, name, categoryId, status }) => {
+        const pet = petRecord(id, name, categoryId, status)
+        const literal = status === undefined ? { id, name, categoryId } : { id, name, categoryId, status }
+        assert.deepStrictEqual(pet, literal)
+        assert.equal(Object.getPrototypeOf(pet), Object.prototype)
+        assert.equal(pet.constructor, Object)
+        assert.deepEqual(Object.keys(pet), Object.keys(literal))
+        assert.equal('status' in pet, status !== undefined)
+        assert.equal(inspect(pet), inspect(literal))
+      }),
+    )
+  })
+
+  it('have a hidden class of their own, not the one literals of the same keys share', () => {
+    const literal = (id: number) => ({ id, name: 'Rex', categoryId: 2, status: 'sold' as const })
+    assert.ok(haveSameMap(literal(1), literal(2)), 'the probe sees two literals share a class')
+    assert.ok(!haveSameMap(petRecord(1, 'Rex', 2, 'sold'), literal(1)))
+    assert.ok(!haveSameMap(petRecord(1, 'Rex', 2), { id: 1, name: 'Rex', categoryId: 2 }))
+    assert.ok(haveSameMap(petRecord(1, 'Rex', 2, 'sold'), petRecord(3, 'Tom', 4, 'pending')))
+  })
+
+  it('are what the memory store holds', async () => {
+    const store = memoryStore({ pets: [{ name: 'Rex', categoryId: 1, status: 'available' }] })
+    const created = await store.create({ name: 'Tom', categoryId: 2 })
+    const [first] = await store.list({ limit: 1 })
+    assert.ok(first !== undefined)
+    assert.ok(haveSameMap(Object.freeze(petRecord(9, 'Kit', 3, 'sold')), first))
+    assert.ok(haveSameMap(Object.freeze(petRecord(9, 'Kit', 3)), created))
+  })
+})
