@@ -190,8 +190,12 @@ const notAllowed = (allow: string) => () => {
 const promised = (result: ApiAnswer | Promise<ApiAnswer> | Deferred<string>) =>
   result instanceof Deferred ? result.promise() : result
 
-/** A request as the router holds it: itty-router's fields, ours, and the URL's path and query read once. */
-type Routed = IRequest & ApiRequest & { parsed: Target }
+/**
+ * A request as the router holds it: itty-router's fields, ours, and the URL's path and query read
+ * once. `deprecated` is set by `route` once it knows whether a read is of the deprecated route, so
+ * that the answer's last step does not work it out again.
+ */
+type Routed = IRequest & ApiRequest & { parsed: Target; deprecated?: boolean }
 
 /**
  * Creates the Petstore API as a fetch handler. It never throws: every
@@ -255,9 +259,8 @@ export function createEngine(options: PetstoreOptions): Engine {
   function finish(answer: ApiAnswer, request: Routed): ApiAnswer {
     const { headers } = answer
     setDefaults(headers)
-    if ((request.method === 'GET' || request.method === 'HEAD') && isPetPath(trimSlashes(request.parsed.pathname))) {
-      setDeprecation(headers)
-    }
+    const read = request.method === 'GET' || request.method === 'HEAD'
+    if (read && (request.deprecated ?? isPetPath(trimSlashes(request.parsed.pathname)))) setDeprecation(headers)
     cors?.decorate(headers, request)
     // HEAD is answered like GET, without the body.
     if (request.method === 'HEAD') answer.body = null
@@ -291,9 +294,11 @@ export function createEngine(options: PetstoreOptions): Engine {
     const { method } = request
     const read = method === 'GET' || method === 'HEAD'
     if (path === petsPath) {
+      request.deprecated = false
       if (read) return listPets(request.parsed, context, request.signal)
       if (method === 'POST') return createPet(request, context)
     } else if (read && isPetPath(path)) {
+      request.deprecated = true
       return getPet(path.slice(petPrefix.length), context, request.signal)
     }
     return router.fetch(request) as Promise<ApiAnswer>
