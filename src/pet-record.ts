@@ -9,7 +9,7 @@
  * schema objects, and a request body parsed from JSON holds what the client
  * sent; so a pet made by a literal shared its class with them, its `id` and
  * `categoryId` were marked as holding any value, and the optimized
- * {@link petJson} turned them into text by the generic conversion (a list of
+ * `petJson` turned them into text by the generic conversion (a list of
  * 20 made 75 such calls). A constructor's objects have a class of their own,
  * whose fields stay marked as numbers while they only hold numbers. One
  * constructor per shape sizes each object for exactly its fields.
