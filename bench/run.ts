@@ -113,6 +113,7 @@ import {
   type SeedResult,
 } from './scenarios.js'
 import { type ServerProcess, startServer } from './server-process.js'
+import { wholeNumber } from './whole-number.js'
 
 const KEY = 'bench-key'
 // One cursor secret for every server started (they inherit the environment), so that parity can compare their Links.
@@ -199,13 +200,6 @@ function nameList<T extends string>(option: string, value: string | undefined, k
     throw new Error(`${option} takes a comma-separated list of ${known.join(', ')}; got "${value}"`)
   }
   return [...new Set(names as T[])]
-}
-
-/** A whole number of at least 1, or throws naming the option. */
-function wholeNumber(option: string, value: string): number {
-  const number = Number(value)
-  if (!(Number.isInteger(number) && number > 0)) throw new Error(`${option} must be a whole number, at least 1`)
-  return number
 }
 
 function parseOptions(): Options {

@@ -40,6 +40,7 @@ import { encodeCursor } from './cursor.js'
 import { pinCpus } from './pinning.js'
 import { random } from './random.js'
 import { type ServerProcess, startServer } from './server-process.js'
+import { wholeNumber } from './whole-number.js'
 
 const STORES = ['memory', 'sqlite', 'postgres'] as const
 type StoreName = (typeof STORES)[number]
@@ -378,11 +379,8 @@ async function main(): Promise<void> {
   }
   const only = values.only.split(',') as StoreName[]
   for (const name of only) if (!STORES.includes(name)) throw new Error(`--only: unknown store ${name}`)
-  const duration = Number(values.duration)
-  const rounds = Number(values.rounds)
-  if (!(Number.isInteger(duration) && duration > 0 && Number.isInteger(rounds) && rounds > 0)) {
-    throw new Error('--duration and --rounds take whole numbers of at least 1')
-  }
+  const duration = wholeNumber('--duration', values.duration)
+  const rounds = wholeNumber('--rounds', values.rounds)
   if (!existsSync(join(ROOT, BINARY))) throw new Error(`no ${BINARY}: npm run build first`)
 
   cleanups.runOnSignals((signal) => log(`${signal}: cleaning up`))

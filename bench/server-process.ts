@@ -3,24 +3,19 @@
 import { type ChildProcess, spawn } from 'node:child_process'
 import { createInterface } from 'node:readline'
 import { setTimeout as sleep } from 'node:timers/promises'
+import { wholeNumber } from './whole-number.js'
 
 /**
  * How long a server has to print its ready line: three minutes, as a server
  * under valgrind on a slow machine took more than one. PETSTORE_BENCH_READY_MS
  * sets it.
  */
-const READY_TIMEOUT_MS = readyTimeout(process.env.PETSTORE_BENCH_READY_MS)
+const READY_TIMEOUT_MS = process.env.PETSTORE_BENCH_READY_MS?.trim()
+  ? wholeNumber('PETSTORE_BENCH_READY_MS', process.env.PETSTORE_BENCH_READY_MS)
+  : 180_000
 const STOP_TIMEOUT_MS = 5_000
 const TAIL_LINES = 20
 const READY_LINE = /http:\/\/\S+:(\d+)\/v1\b/
-
-function readyTimeout(value: string | undefined): number {
-  if (value === undefined || value.trim() === '') return 180_000
-  if (!/^\d+$/.test(value.trim()) || Number(value) < 1) {
-    throw new Error(`PETSTORE_BENCH_READY_MS must be a whole number of milliseconds, not ${JSON.stringify(value)}`)
-  }
-  return Number(value)
-}
 
 /** Process groups started and not yet stopped; killed outright should this process exit first. */
 const running = new Set<number>()
