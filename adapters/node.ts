@@ -9,7 +9,15 @@ import type { TLSSocket } from 'node:tls'
 import { createServerAdapter } from '@whatwg-node/server'
 import { tooLarge, utf8Text } from '../src/body.js'
 import { errorAnswer, PetstoreError } from '../src/errors.js'
-import { type AbortLike, type ApiAnswer, type ApiRequest, type Engine, engineOf, pending } from '../src/exchange.js'
+import {
+  type AbortLike,
+  AnswerToCome,
+  type ApiAnswer,
+  type ApiRequest,
+  type Engine,
+  engineOf,
+  pending,
+} from '../src/exchange.js'
 import { setDefaults } from '../src/headers.js'
 import type { OnResponse } from '../src/observe.js'
 import { authorityParses } from '../src/request-target.js'
@@ -445,6 +453,7 @@ function engineListener(engine: Engine, fallback: NodeListener): NodeListener {
       return send(request, response, lastResort())
     }
     if (!pending(result)) return send(request, response, result)
+    if (result instanceof AnswerToCome) return result.take((answer) => send(request, response, answer))
     result.then(
       (answer) => send(request, response, answer),
       () => send(request, response, lastResort()),

@@ -11,6 +11,7 @@ import { type Limits, timeoutOption, waitFor } from './deadline.js'
 import { Deferred } from './deferred.js'
 import { errorAnswer, fixedAnswer, PetstoreError } from './errors.js'
 import {
+  AnswerToCome,
   type ApiAnswer,
   type ApiRequest,
   ENGINE,
@@ -380,10 +381,14 @@ export function createEngine(options: PetstoreOptions): Engine {
     )
   }
 
-  /** A deferred answer with the engine's last step run in the same reaction as the operation's own. */
-  function settle(deferred: Deferred<string>, request: Routed, requestId: string): Promise<ApiAnswer> {
-    const fail = (error: unknown) => completed(failed(error, request, requestId), request, requestId)
-    return deferred.source.then(
+  /**
+   * A deferred answer with the engine's last step run in the same reaction as the operation's own,
+   * and handed on in it too (see AnswerToCome).
+   */
+  function settle(deferred: Deferred<string>, request: Routed, requestId: string): AnswerToCome {
+    const toCome = new AnswerToCome()
+    const fail = (error: unknown) => toCome.give(completed(failed(error, request, requestId), request, requestId))
+    deferred.source.then(
       (value) => {
         let answered: ApiAnswer | Promise<ApiAnswer>
         try {
@@ -391,10 +396,14 @@ export function createEngine(options: PetstoreOptions): Engine {
         } catch (error) {
           return fail(error)
         }
-        return conclude(answered, request, requestId)
+        const result = conclude(answered, request, requestId)
+        // A store that waits: its answer comes through a promise of conclude's, which never rejects.
+        if (result instanceof Promise) result.then((answer) => toCome.give(answer))
+        else toCome.give(result)
       },
       (error) => fail(deferred.refusal(error)),
     )
+    return toCome
   }
 
   const pagePath = `${basePath}/pets/{petId}`
@@ -417,6 +426,7 @@ export function createEngine(options: PetstoreOptions): Engine {
           return answer
         }
         const result = engine(request)
+        if (result instanceof AnswerToCome) return result.map(told)
         return pending(result) ? result.then(told) : told(result)
       }
   // Spans only once @opentelemetry/api has loaded, if it is installed; until then and without it, one check.

@@ -73,17 +73,71 @@ export interface ApiAnswer {
 }
 
 /**
+ * An answer still to come, handed to whoever takes it in the same reaction
+ * that makes it: what the engine gives for a create, whose answer is made in
+ * the reaction to its body's read. A promise there would be one more promise,
+ * one more turn of the microtask queue and a lookup of `then` on the answer
+ * before the Node adapter could write it (callgrind: ~0.5% of a create's
+ * instructions). It is a thenable for every other waiter (`await` works).
+ * It never fails: the engine answers every failure.
+ */
+export class AnswerToCome implements PromiseLike<ApiAnswer> {
+  private answer: ApiAnswer | undefined = undefined
+  private taker: ((answer: ApiAnswer) => void) | undefined = undefined
+
+  /** Calls `taker` with the answer once it is made (at once if it is), in the reaction that made it. */
+  take(taker: (answer: ApiAnswer) => void): void {
+    if (this.answer !== undefined) {
+      taker(this.answer)
+      return
+    }
+    const before = this.taker
+    this.taker =
+      before === undefined
+        ? taker
+        : (answer) => {
+            before(answer)
+            taker(answer)
+          }
+  }
+
+  /** The answer is made: every taker gets it now. */
+  give(answer: ApiAnswer): void {
+    this.answer = answer
+    const { taker } = this
+    this.taker = undefined
+    taker?.(answer)
+  }
+
+  /** The answer with `step` run on it, to come as this one comes. */
+  map(step: (answer: ApiAnswer) => ApiAnswer): AnswerToCome {
+    const next = new AnswerToCome()
+    this.take((answer) => next.give(step(answer)))
+    return next
+  }
+
+  // biome-ignore lint/suspicious/noThenProperty: it is meant to be awaited like a promise
+  then<A = ApiAnswer, B = never>(
+    onFulfilled?: ((answer: ApiAnswer) => A | PromiseLike<A>) | null,
+    onRejected?: ((reason: unknown) => B | PromiseLike<B>) | null,
+  ): Promise<A | B> {
+    return new Promise<ApiAnswer>((resolve) => this.take(resolve)).then(onFulfilled, onRejected)
+  }
+}
+
+/**
  * The API over {@link ApiRequest}s. It never throws or rejects: every failure
  * is an answer. An answer known at once (a 401, most errors, a page of a store
  * that answers synchronously) is returned as it is, not wrapped in a promise:
  * on the Node adapter a refusal is then written without a trip through the
- * microtask queue.
+ * microtask queue. One that waits on a body comes as an {@link AnswerToCome}.
  */
-export type Engine = (request: ApiRequest) => ApiAnswer | Promise<ApiAnswer>
+export type Engine = (request: ApiRequest) => ApiAnswer | Promise<ApiAnswer> | AnswerToCome
 
 /** Whether an engine's result is still to come. */
-export const pending = (result: ApiAnswer | Promise<ApiAnswer>): result is Promise<ApiAnswer> =>
-  typeof (result as Promise<ApiAnswer>).then === 'function'
+export const pending = (
+  result: ApiAnswer | Promise<ApiAnswer> | AnswerToCome,
+): result is Promise<ApiAnswer> | AnswerToCome => typeof (result as Promise<ApiAnswer>).then === 'function'
 
 /** Where a fetch handler made by this package keeps its engine, for adapters that can use it directly. */
 export const ENGINE = Symbol.for('petstore-server.engine')

@@ -6,7 +6,7 @@
  *
  * @module
  */
-import type { ApiAnswer, ApiRequest } from './exchange.js'
+import type { ApiRequest, Engine } from './exchange.js'
 import { targetOf } from './observe.js'
 
 type Otel = typeof import('@opentelemetry/api')
@@ -61,9 +61,9 @@ export const tracing = (): boolean => !!otel
  */
 export function traced<R extends ApiRequest>(
   request: R,
-  run: (request: R) => ApiAnswer | Promise<ApiAnswer>,
+  run: (request: R) => ReturnType<Engine>,
   routeOf: (request: R) => string | null,
-): ApiAnswer | Promise<ApiAnswer> {
+): ReturnType<Engine> {
   const api = otel as Otel
   const { method } = request
   let span: Span

@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
-import { memoryStore, type NewPet, type Pet, type PetStore } from '../src/index.js'
+import { createPetstore, memoryStore, type NewPet, type Pet, type PetStore } from '../src/index.js'
 import { sqliteStore } from '../src/stores/sqlite.js'
 import { AUTO_ORDER, loadSqliteDriver } from '../src/stores/sqlite-drivers.js'
 import {
@@ -13,6 +13,7 @@ import {
   type StoreConformanceOptions,
   storeConformance,
 } from '../src/testing.js'
+import { AUTH, KEY } from './helpers/client.js'
 import { assertOneBadRowFailsAlone, REJECTED_NAME } from './helpers/group-commit.js'
 
 const dir = mkdtempSync(join(tmpdir(), 'petstore-stores-'))
@@ -271,6 +272,25 @@ describe('memoryStore seeded with ids', () => {
     assert.ok(Object.isFrozen(pets[0]))
     assert.deepEqual(Object.keys(pets[0]!), ['id', 'name', 'categoryId'])
     assert.equal(await store.get(101), undefined)
+  })
+
+  it('gives out frozen pets when they were stored through the handler, which does not freeze them', async () => {
+    const store = memoryStore({ pets: [{ name: 'Rex', categoryId: 1, status: 'sold' }] })
+    const handler = createPetstore({ store, keys: [KEY] })
+    const response = await handler(
+      new Request('http://x/v1/pets', {
+        method: 'POST',
+        headers: { ...AUTH, 'content-type': 'application/json' },
+        body: '{"name":"Tom","categoryId":2}',
+      }),
+    )
+    assert.equal(response.status, 201)
+    const [seeded, created] = await store.list({ limit: 2 })
+    for (const pet of [seeded, created, await store.get(2)]) assert.ok(Object.isFrozen(pet), JSON.stringify(pet))
+    assert.throws(() => {
+      ;(created as { name: string }).name = 'changed'
+    }, TypeError)
+    assert.equal((await store.get(2))?.name, 'Tom')
   })
 })
 
