@@ -19,7 +19,13 @@ import { after, describe, it } from 'node:test'
 import { promisify } from 'node:util'
 import { PetstoreError } from '../src/errors.js'
 import { sqliteStore } from '../src/stores/sqlite.js'
-import { AUTO_ORDER, loadSqliteDriver, returnsRows, type SqliteDriver } from '../src/stores/sqlite-drivers.js'
+import {
+  AUTO_ORDER,
+  loadSqliteDriver,
+  nodeValues,
+  returnsRows,
+  type SqliteDriver,
+} from '../src/stores/sqlite-drivers.js'
 import { locateNpx } from './helpers/runtimes.js'
 import { repoRoot } from './helpers/spawn-server.js'
 import { sqliteRoundTrip } from './helpers/sqlite-roundtrip.js'
@@ -135,6 +141,27 @@ describe(`sqliteStore on Node ${process.versions.node}`, () => {
       name: 'TypeError',
       message: /unknown driver "sqlite3"; use one of 'better-sqlite3', 'node:sqlite', 'bun:sqlite'/,
     })
+  })
+
+  it('node:sqlite without setReturnArrays (older Node 22): rows are read as values all the same', async (t) => {
+    if (unavailable.has('node:sqlite')) return t.skip(unavailable.get('node:sqlite'))
+    const { DatabaseSync } = await import('node:sqlite' as string)
+    const database = new DatabaseSync(':memory:')
+    try {
+      const statement = database.prepare('select ? as b, ? as a union all select 3, null')
+      // The statement as such a Node has it: the same reads, none for arrays.
+      const older = { get: statement.get.bind(statement), all: statement.all.bind(statement) }
+      const values = nodeValues(older)
+      assert.deepStrictEqual(values.get([2, 1]), [2, 1])
+      assert.deepStrictEqual(values.all([2, 1]), [
+        [2, 1],
+        [3, null],
+      ])
+      const none = database.prepare('select 1 where 0')
+      assert.equal(nodeValues({ get: none.get.bind(none), all: none.all.bind(none) }).get([]), undefined)
+    } finally {
+      database.close()
+    }
   })
 
   it('without columns() (node:sqlite before 22.16), rows-returning SQL is told by its text', () => {

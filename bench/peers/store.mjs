@@ -61,10 +61,9 @@ function memoryStore() {
 }
 
 /** The JSON text of a page of `limit` from a row aggregating up to `limit + 1` pets (as src/stores/hot-path.ts). */
-function pageOfJson(row, limit) {
-  if (row === undefined || row.last_id === null) return { json: '[]', lastId: undefined, more: false }
-  if (Number(row.count) <= limit) return { json: row.json, lastId: Number(row.last_id), more: false }
-  const { json } = row
+function pageOfJson(json, count, lastId, limit) {
+  if (lastId === null || lastId === undefined) return { json: '[]', lastId: undefined, more: false }
+  if (Number(count) <= limit) return { json, lastId: Number(lastId), more: false }
   const cut = json.lastIndexOf(',{"id":')
   const start = json.lastIndexOf('{"id":', cut) + 6
   return { json: `${json.slice(0, cut)}]`, lastId: Number(json.slice(start, json.indexOf(',', start))), more: true }
@@ -75,6 +74,8 @@ const quote = (name) => `"${name.replaceAll('"', '""')}"`
 /**
  * better-sqlite3 with the library's pragmas (WAL, synchronous NORMAL, busy
  * timeout), schema and statements (src/stores/sqlite-statements.ts), prepared once.
+ * Rows are read as arrays (raw mode), as the library reads them: a row object
+ * costs better-sqlite3 a runtime property store per column.
  */
 function sqliteStore(path, table) {
   const db = new Database(path)
@@ -103,7 +104,7 @@ function sqliteStore(path, table) {
       const byLimit = kept[byStatus ? 1 : 0]
       let statement = byLimit.get(limit)
       if (statement === undefined) {
-        statement = db.prepare(text(byStatus, limit))
+        statement = db.prepare(text(byStatus, limit)).raw(true)
         byLimit.set(limit, statement)
       }
       return statement
@@ -111,9 +112,10 @@ function sqliteStore(path, table) {
   }
   const rows = statements((byStatus, limit) => page(byStatus, limit, columns))
   const jsons = statements(jsonPage)
-  const byId = db.prepare(`select ${columns} from ${from} where id = ?`)
+  const byId = db.prepare(`select ${columns} from ${from} where id = ?`).raw(true)
   const insert = db.prepare(`insert into ${from} (name, category_id, status) values (?, ?, ?)`)
-  const toPet = (row) => petOf(row.id, row.name, int64Of(row.category_id), row.status)
+  // id, name, category_id, status: the order of `columns`.
+  const toPet = (row) => petOf(row[0], row[1], int64Of(row[2]), row[3])
   return {
     sync: true,
     list(after, take, status) {
@@ -121,7 +123,8 @@ function sqliteStore(path, table) {
     },
     listJson(after, limit, status) {
       const row = status === undefined ? jsons(false, limit + 1).get(after) : jsons(true, limit + 1).get(status, after)
-      return pageOfJson(row, limit)
+      // json, count, last_id: the order of jsonPage's columns.
+      return pageOfJson(row?.[0], row?.[1], row?.[2], limit)
     },
     get(id) {
       const row = byId.get(id)
@@ -199,7 +202,8 @@ async function postgresStore(url, table) {
     async listJson(after, limit, status) {
       const values = status === undefined ? [after, limit + 1] : [status, after, limit + 1]
       const result = await run(jsons[status === undefined ? 0 : 1], values)
-      return pageOfJson(result.rows[0], limit)
+      const [row] = result.rows
+      return pageOfJson(row?.json, row?.count, row?.last_id, limit)
     },
     async get(id) {
       const result = await run(byId, [id])

@@ -75,7 +75,8 @@ const d1Integer = (value: number | bigint) => (typeof value === 'bigint' ? value
  * under concurrent creates on workerd.
  */
 function d1HotPath(db: D1Database, target: HotPathTarget): HotPath {
-  const { rowPage, jsonPage, byId, insert } = prepareAll(sqliteStatements(target), (text) => db.prepare(text))
+  const prepare = (text: string) => db.prepare(text)
+  const { rowPage, jsonPage, byId, insert } = prepareAll(sqliteStatements(target), prepare, prepare)
 
   return {
     async get(id) {

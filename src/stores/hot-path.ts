@@ -36,12 +36,24 @@ export function categoryIdText(family: SqlFamily): string {
 
 /** The pet of a row: numbers for ids, an {@link Int64} categoryId, no `status` key for a NULL status. */
 export function toPet(row: PetRow): Pet {
-  return petRecord(
-    Number(row.id),
-    row.name,
-    int64Of(row.category_id),
-    row.status === null ? undefined : (row.status as PetStatus),
-  )
+  return petOf(row.id, row.name, row.category_id, row.status)
+}
+
+/** A {@link PetRow} read as its values (see `ValuesStatement`), in the order of {@link petColumns}. */
+export type PetValues = readonly [
+  id: PetRow['id'],
+  name: string,
+  category_id: PetRow['category_id'],
+  status: string | null,
+]
+
+/** The pet of a row read as values, as {@link toPet}. */
+export function petOfValues(values: PetValues): Pet {
+  return petOf(values[0], values[1], values[2], values[3])
+}
+
+function petOf(id: PetRow['id'], name: string, categoryId: PetRow['category_id'], status: string | null): Pet {
+  return petRecord(Number(id), name, int64Of(categoryId), status === null ? undefined : (status as PetStatus))
 }
 
 /** The pet stored under `id` for `input`: what `create` answers without reading the row back. */
@@ -117,9 +129,21 @@ export interface JsonPageRow {
  * second pass over the index; both cost more than the page itself.)
  */
 export function pageOfJson(row: JsonPageRow | undefined, limit: number): JsonPage {
-  if (row === undefined || row.last_id === null) return EMPTY_PAGE
-  if (Number(row.count) > limit) return withoutLastPet(row.json)
-  return { json: row.json, lastId: Number(row.last_id), more: false }
+  return row === undefined ? EMPTY_PAGE : pageOf(row.json, row.count, row.last_id, limit)
+}
+
+/** A {@link JsonPageRow} read as its values (see `ValuesStatement`): `json`, `count`, `last_id`. */
+export type JsonPageValues = readonly [json: string, count: JsonPageRow['count'], last_id: JsonPageRow['last_id']]
+
+/** The page of a row read as values, as {@link pageOfJson}. */
+export function pageOfJsonValues(values: JsonPageValues | undefined, limit: number): JsonPage {
+  return values === undefined ? EMPTY_PAGE : pageOf(values[0], values[1], values[2], limit)
+}
+
+function pageOf(json: string, count: JsonPageRow['count'], lastId: JsonPageRow['last_id'], limit: number): JsonPage {
+  if (lastId === null) return EMPTY_PAGE
+  if (Number(count) > limit) return withoutLastPet(json)
+  return { json, lastId: Number(lastId), more: false }
 }
 
 /** Called by `kyselyStore` once the migrations are done, to prepare the statements of the hot path. */

@@ -81,28 +81,35 @@ export function sqliteStatements(target: HotPathTarget): SqliteStatements {
 }
 
 /** The statements of {@link SqliteStatements}, each prepared by a driver (a SQLite driver, or D1). */
-export interface PreparedStatements<S> {
-  byId: S
-  insert: S
+export interface PreparedStatements<R, W> {
+  byId: R
+  insert: W
   /** The page of rows by `status` (or of all) with `limit` written in, prepared on its first use. */
-  rowPage(status: string | undefined, limit: number): S
+  rowPage(status: string | undefined, limit: number): R
   /** The page as JSON, alike. */
-  jsonPage(status: string | undefined, limit: number): S
+  jsonPage(status: string | undefined, limit: number): R
 }
 
 /** Page statements kept per kind: the handler asks for 2 to 101 rows, so this bound is never reached by it. */
 const PAGES_KEPT = 256
 
-/** Prepares the statements of `sql` with `prepare` (the pages as they are first asked for): one place for the SQLite and D1 hot paths. */
-export function prepareAll<S>(sql: SqliteStatements, prepare: (text: string) => S): PreparedStatements<S> {
+/**
+ * Prepares the statements of `sql`, the queries with `read` and the insert with `write` (the pages
+ * as they are first asked for): one place for the SQLite and D1 hot paths.
+ */
+export function prepareAll<R, W>(
+  sql: SqliteStatements,
+  read: (text: string) => R,
+  write: (text: string) => W,
+): PreparedStatements<R, W> {
   const pages = (text: (byStatus: boolean, limit: number) => string) => {
-    const kept = [new Map<number, S>(), new Map<number, S>()] as const
-    return (status: string | undefined, limit: number): S => {
+    const kept = [new Map<number, R>(), new Map<number, R>()] as const
+    return (status: string | undefined, limit: number): R => {
       const byStatus = status !== undefined
       const statements = kept[byStatus ? 1 : 0]
       let statement = statements.get(limit)
       if (statement === undefined) {
-        statement = prepare(text(byStatus, limit))
+        statement = read(text(byStatus, limit))
         // A caller inventing limits (the store's own API takes any) cannot grow it without end.
         if (statements.size >= PAGES_KEPT) statements.clear()
         statements.set(limit, statement)
@@ -111,8 +118,8 @@ export function prepareAll<S>(sql: SqliteStatements, prepare: (text: string) => 
     }
   }
   return {
-    byId: prepare(sql.byId),
-    insert: prepare(sql.insert),
+    byId: read(sql.byId),
+    insert: write(sql.insert),
     rowPage: pages(sql.rowPage),
     jsonPage: pages(sql.jsonPage),
   }

@@ -13,11 +13,11 @@ import {
   HOT_PATH,
   type HotPath,
   type HotPathTarget,
-  type JsonPageRow,
-  type PetRow,
-  pageOfJson,
+  type JsonPageValues,
+  type PetValues,
+  pageOfJsonValues,
+  petOfValues,
   storedPet,
-  toPet,
 } from './hot-path.js'
 import { type KyselyStoreOptions, kyselyStore } from './kysely.js'
 import { describeQuery, inQuerySpan, type QueryDescription } from './query-spans.js'
@@ -28,6 +28,7 @@ import {
   type DriverStatement,
   loadSqliteDriver,
   type SqliteDriver,
+  type ValuesStatement,
 } from './sqlite-drivers.js'
 import { pageParameters, prepareAll, sqliteStatements } from './sqlite-statements.js'
 
@@ -62,21 +63,32 @@ function configure(database: DriverDatabase, busyTimeoutMs: number): void {
   }
 }
 
-/** A prepared statement whose runs are query spans when tracing is on (see query-spans.ts); else one check. */
-class Statement {
+/**
+ * A prepared query, its rows read as arrays of values (see `ValuesStatement`), whose runs are query
+ * spans when tracing is on (see query-spans.ts); else one check.
+ */
+class Query {
+  constructor(
+    private readonly statement: ValuesStatement,
+    private readonly query: QueryDescription,
+  ) {}
+
+  /** The first row's values, or `undefined`. */
+  get(parameters: readonly unknown[]): unknown[] | undefined {
+    return tracing() ? inQuerySpan(this.query, () => this.statement.get(parameters)) : this.statement.get(parameters)
+  }
+
+  all(parameters: readonly unknown[]): unknown[][] {
+    return tracing() ? inQuerySpan(this.query, () => this.statement.all(parameters)) : this.statement.all(parameters)
+  }
+}
+
+/** A prepared statement run for its effect, traced as {@link Query}. */
+class Command {
   constructor(
     private readonly statement: DriverStatement,
     private readonly query: QueryDescription,
   ) {}
-
-  /** The first row, or `undefined`. */
-  get(parameters: readonly unknown[]): unknown {
-    return tracing() ? inQuerySpan(this.query, () => this.statement.get(parameters)) : this.statement.get(parameters)
-  }
-
-  all(parameters: readonly unknown[]): unknown[] {
-    return tracing() ? inQuerySpan(this.query, () => this.statement.all(parameters)) : this.statement.all(parameters)
-  }
 
   run(parameters: readonly unknown[]): { lastInsertRowid: number | bigint } {
     return tracing() ? inQuerySpan(this.query, () => this.statement.run(parameters)) : this.statement.run(parameters)
@@ -96,8 +108,10 @@ class Statement {
  * store: see sqlite-statements.ts.
  */
 function sqliteHotPath(database: DriverDatabase, target: HotPathTarget): HotPath {
-  const prepare = (text: string) => new Statement(database.prepare(text), describeQuery('sqlite', text, target.table))
-  const { rowPage, jsonPage, byId, insert } = prepareAll(sqliteStatements(target), prepare)
+  const described = (text: string) => describeQuery('sqlite', text, target.table)
+  const read = (text: string) => new Query(database.prepareValues(text), described(text))
+  const prepare = (text: string) => new Command(database.prepare(text), described(text))
+  const { rowPage, jsonPage, byId, insert } = prepareAll(sqliteStatements(target), read, prepare)
   // Group commit (see group-commit.ts): a batch is one immediate transaction, so one commit; the
   // busy handler waits for another process's lock at `begin immediate`, as at a lone insert.
   // Traced, each statement of a batch is a span of its own, under the request that started the batch.
@@ -107,17 +121,17 @@ function sqliteHotPath(database: DriverDatabase, target: HotPathTarget): HotPath
   return {
     synchronous: true,
     get(id) {
-      const row = byId.get([id]) as PetRow | undefined
-      return row && toPet(row)
+      const values = byId.get([id]) as PetValues | undefined
+      return values && petOfValues(values)
     },
     list({ status, after, limit }: ListQuery) {
       if (!(limit >= 1)) return []
-      return (rowPage(status, limit).all(pageParameters(status, after)) as PetRow[]).map(toPet)
+      return (rowPage(status, limit).all(pageParameters(status, after)) as unknown as PetValues[]).map(petOfValues)
     },
     listJson({ status, after, limit }: ListQuery): JsonPage {
       if (!(limit >= 1)) return EMPTY_PAGE
-      return pageOfJson(
-        jsonPage(status, limit + 1).get(pageParameters(status, after)) as JsonPageRow | undefined,
+      return pageOfJsonValues(
+        jsonPage(status, limit + 1).get(pageParameters(status, after)) as JsonPageValues | undefined,
         limit,
       )
     },

@@ -14,7 +14,7 @@ import { assertJsonPagesMatchList, createHardPets } from './json-page.js'
 
 const MAX = 2 ** 53 - 1
 
-/** The adapter itself: plain rows, `reader` for rows-returning statements, run() results. */
+/** The adapter itself: plain rows, `reader` for rows-returning statements, run() results, rows as values. */
 async function adapterChecks(driver: SqliteDriver | undefined): Promise<void> {
   const { open } = await loadSqliteDriver(driver ? [driver] : undefined)
   const database = open(':memory:')
@@ -33,6 +33,15 @@ async function adapterChecks(driver: SqliteDriver | undefined): Promise<void> {
     assert.equal(returning.reader, true)
     assert.deepStrictEqual(returning.all(['b']), [{ id: 2 }])
     assert.deepStrictEqual([...database.prepare('select x from t where id > ?').iterate([0])], [{ x: 'a' }, { x: 'b' }])
+    // The hot path's queries: rows as arrays of values, in the order selected.
+    const values = database.prepareValues('select x, id, null as none from t where id > ? order by id')
+    assert.deepStrictEqual(values.get([1]), ['b', 2, null])
+    assert.equal(values.get([2]), undefined)
+    assert.deepStrictEqual(values.all([0]), [
+      ['a', 1, null],
+      ['b', 2, null],
+    ])
+    assert.deepStrictEqual(values.all([2]), [])
   } finally {
     database.close()
   }
