@@ -78,10 +78,9 @@ function buffered(origin: string): FetchHandler {
     if (body === undefined || body.length <= 1024 * 1024) {
       return fetch(`${origin}${pathname}${search}`, { method: request.method, headers: request.headers, body })
     }
-    const headers = { ...Object.fromEntries(request.headers), 'content-length': `${body.length}` }
     const upload = httpRequest(`${origin}${pathname}${search}`, {
       method: request.method,
-      headers: { ...headers, expect: '100-continue' },
+      headers: { ...Object.fromEntries(request.headers), 'content-length': `${body.length}`, expect: '100-continue' },
       agent: false,
     })
     const send = () => {
