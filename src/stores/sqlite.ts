@@ -110,12 +110,12 @@ class Command {
 function sqliteHotPath(database: DriverDatabase, target: HotPathTarget): HotPath {
   const described = (text: string) => describeQuery('sqlite', text, target.table)
   const read = (text: string) => new Query(database.prepareValues(text), described(text))
-  const prepare = (text: string) => new Command(database.prepare(text), described(text))
-  const { rowPage, jsonPage, byId, insert } = prepareAll(sqliteStatements(target), read, prepare)
+  const write = (text: string) => new Command(database.prepare(text), described(text))
+  const { rowPage, jsonPage, byId, insert } = prepareAll(sqliteStatements(target), read, write)
   // Group commit (see group-commit.ts): a batch is one immediate transaction, so one commit; the
   // busy handler waits for another process's lock at `begin immediate`, as at a lone insert.
   // Traced, each statement of a batch is a span of its own, under the request that started the batch.
-  const [begin, commit, rollback] = ['begin immediate', 'commit', 'rollback'].map(prepare)
+  const [begin, commit, rollback] = ['begin immediate', 'commit', 'rollback'].map(write)
   const insertOne = (pet: NewPet) => Number(insert.run([pet.name, pet.categoryId, pet.status ?? null]).lastInsertRowid)
 
   return {
