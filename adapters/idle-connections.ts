@@ -29,6 +29,13 @@ export interface ConnectionGuard {
   answered(response: ServerResponse, socket: Socket): void
   /** The answers not yet out, on every connection. */
   inFlight(): Iterable<ServerResponse>
+  /**
+   * Closes the connections that have not sent a whole request head yet: the server is closing, and
+   * nothing was asked on them (Node's `closeIdleConnections` leaves them to their timeout).
+   */
+  closeUnasked(): void
+  /** Connections open now. */
+  openCount(): number
   /** Stops the sweep. */
   stop(): void
 }
@@ -200,6 +207,13 @@ export function guardConnections(server: Server, limits: ConnectionLimits): Conn
     },
     *inFlight() {
       for (const socket of open.keys()) yield* socket[ANSWERS] ?? []
+    },
+    closeUnasked() {
+      for (const socket of fresh.keys()) socket.destroy()
+      fresh.clear()
+    },
+    openCount() {
+      return open.size
     },
     stop() {
       clearInterval(timer)

@@ -679,11 +679,12 @@ export interface RunningServer {
   port: number
   hostname: string
   /**
-   * Stops accepting connections, closes idle keep-alive connections, lets
-   * requests in flight finish (their answers say `Connection: close`), and
-   * resolves once every connection is gone, at the latest `shutdownTimeoutMs`
-   * after the call: then the connections still open are cut. Calling it again
-   * returns the same promise.
+   * Stops accepting connections, closes idle keep-alive connections and those
+   * that have not sent a whole request head yet, lets requests in flight
+   * finish (their answers say `Connection: close`), and resolves once every
+   * connection is gone, at the latest `shutdownTimeoutMs` after the call: then
+   * the connections still open are cut, and a line on stderr says how many.
+   * Calling it again returns the same promise.
    */
   close(): Promise<void>
 }
@@ -821,14 +822,24 @@ export async function serve(options: ServeOptions): Promise<RunningServer> {
       closing ??= new Promise<void>((resolve, reject) => {
         // Answers not started yet say `Connection: close`, so clients do not send more on them.
         for (const response of connections.inFlight()) if (!response.headersSent) response.shouldKeepAlive = false
-        const deadline = setTimeout(() => server.closeAllConnections(), shutdownTimeoutMs)
+        const deadline = setTimeout(() => {
+          const cut = connections.openCount()
+          // Said, since the clients on them (a stalled upload, a slow download) get no answer.
+          if (cut > 0)
+            process.stderr.write(
+              `petstore-server/node: ${cut} connection(s) still open ${shutdownTimeoutMs} ms after close(), cut\n`,
+            )
+          server.closeAllConnections()
+        }, shutdownTimeoutMs)
         server.close((error) => {
           clearTimeout(deadline)
           if (error) reject(error)
           else resolve()
         })
-        // Keep-alive connections with no request in flight would hold close() open.
+        // Keep-alive connections with no request in flight would hold close() open, and so would
+        // connections that have not sent a request yet (until the first-request timeout).
         server.closeIdleConnections()
+        connections.closeUnasked()
       })
       return closing
     },

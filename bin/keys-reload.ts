@@ -12,14 +12,16 @@ const log = (message: string) => process.stderr.write(`petstore-server: ${messag
  * given otherwise, `--key` or PETSTORE_API_KEYS) to `apply`. A file that
  * cannot be read, holds no key or a malformed one keeps the keys in use, and
  * the reason is logged (never a key: the messages name lines, not content).
+ * Without a keys file it listens to nothing: SIGHUP keeps its meaning, a
+ * hang-up (the terminal closed), which the binary answers as it does SIGTERM.
  */
 export function reloadKeysOnSighup(
   options: Pick<CliOptions, 'keysFile' | 'fixedKeys'>,
   apply: (keys: string[]) => void,
 ) {
   const { keysFile, fixedKeys } = options
+  if (keysFile === undefined) return
   process.on('SIGHUP', () => {
-    if (keysFile === undefined) return log('SIGHUP: no keys file to re-read (--keys-file); keys unchanged')
     let keys: string[]
     try {
       keys = [...fixedKeys, ...readKeysFile(keysFile.path, keysFile.from)]

@@ -3,21 +3,57 @@
  *
  * @module
  */
+import { statSync } from 'node:fs'
+import { dirname, resolve } from 'node:path'
 import { memoryStore, type PetStore } from '../src/index.js'
-import { UsageError } from './options.js'
+import { fileProblem, UsageError } from './options.js'
+
+/**
+ * `db` as it may be printed: a password, in the URL's user part or as a `password` parameter
+ * (as pg and mysql2 both take it), becomes `***`. Greedy, to the last `@` before the query, so that
+ * a password holding `/` or `@` is hidden whole.
+ */
+export function redactedDb(db: string): string {
+  return db
+    .replace(/^([a-z][a-z0-9+.-]*:\/\/)([^?#]*)@/i, (_, scheme: string) => `${scheme}***@`)
+    .replace(/([?&](?:password|pass|pwd|sslpassword)=)[^&#]*/gi, '$1***')
+}
+
+/**
+ * Why a SQLite file cannot be opened, in words, where the driver would only say "unable to
+ * open database file": the path is a directory, or its directory does not exist.
+ */
+function sqlitePathProblem(path: string): string | undefined {
+  if (path === ':memory:' || path.startsWith('file:')) return undefined
+  const stat = statSync(path, { throwIfNoEntry: false })
+  if (stat?.isDirectory()) return `${path} is a directory`
+  if (stat !== undefined) return undefined
+  const directory = dirname(resolve(path))
+  try {
+    if (!statSync(directory).isDirectory()) return `${directory} is not a directory`
+  } catch (error) {
+    const { code } = error as NodeJS.ErrnoException
+    return code === 'ENOENT'
+      ? `directory ${directory} does not exist`
+      : `${directory}: ${fileProblem(error as NodeJS.ErrnoException)}`
+  }
+  return undefined
+}
 
 /**
  * `memory`, `sqlite:PATH` (`sqlite::memory:` for an in-memory SQLite),
  * `postgres://…` / `postgresql://…` (`?schema=NAME` puts the tables in that schema)
  * or `mysql://…`.
  */
-export async function openStore(db: string): Promise<PetStore> {
+export async function openStore(db: string, from = '--db'): Promise<PetStore> {
   if (db === 'memory') return memoryStore()
   // Group commit is on unless PETSTORE_BATCH_CREATES=0: the bench (bench/create-scale.ts) compares both.
   const batchCreates = process.env.PETSTORE_BATCH_CREATES !== '0'
   if (db.startsWith('sqlite:')) {
     const path = db.slice('sqlite:'.length).replace(/^\/\/(?=\/)/, '')
-    if (path === '') throw new UsageError('--db sqlite: needs a file path, e.g. sqlite:./petstore.db')
+    if (path === '') throw new UsageError(`${from} sqlite: needs a file path, e.g. sqlite:./petstore.db`)
+    const problem = sqlitePathProblem(path)
+    if (problem !== undefined) throw new UsageError(`${from} ${db}: ${problem}`)
     // Loaded only when asked for: kysely and a driver are most of the binary's start-up time.
     const { sqliteStore } = await import('../src/stores/sqlite.js')
     return sqliteStore({ path, batchCreates })
@@ -36,7 +72,5 @@ export async function openStore(db: string): Promise<PetStore> {
     return mysqlStore({ uri: db }, { batchCreates })
   }
   // Never echo credentials of a mistyped URL.
-  throw new UsageError(
-    `--db must be memory, sqlite:PATH, postgres://… or mysql://…, got "${db.replace(/\/\/[^@/]*@/, '//***@')}"`,
-  )
+  throw new UsageError(`${from} must be memory, sqlite:PATH, postgres://… or mysql://…, got "${redactedDb(db)}"`)
 }

@@ -33,6 +33,8 @@ export interface CliOptions {
   firstRequestTimeoutMs?: number
   help: boolean
   version: boolean
+  /** Where `db` came from, for messages: `--db`, `DATABASE_URL`, or the default. */
+  dbFrom: string
   /** The keys file SIGHUP re-reads (`--keys-file` or PETSTORE_KEYS_FILE), and how it was named, for messages. */
   keysFile: { path: string; from: string } | undefined
   /** The keys not from that file (`--key`, PETSTORE_API_KEYS): kept across a reload. */
@@ -79,15 +81,15 @@ Options:
   --no-docs         do not serve the API reference page at {base path}/docs
   --cursor-secret S signs the list's cursors; give every process on one database the same
                     (env PETSTORE_CURSOR_SECRET, default random for this run)
-  --workers N       processes sharing the port; auto: 1 per CPU (env PETSTORE_WORKERS, default 1)
+  --workers N       processes sharing the port, 1 to 256; auto: 1 per CPU (env PETSTORE_WORKERS, default 1)
   --max-connections N
-                    connections open at once (per worker); at the cap the one idle
-                    the longest is closed to make room; 0: no cap   (default 1024)
+                    connections open at once (per worker, up to 1000000); at the cap the
+                    one idle the longest is closed to make room; 0: no cap (default 1024)
   --max-connections-per-address N
                     the same, per client address; 0: no cap      (default 0)
   --first-request-timeout MS
-                    time a new connection has to send its first request; 0: off
-                                                              (default 5000)
+                    time a new connection has to send its first request, up to 3600000;
+                    0: off                                    (default 5000)
   --log FORMAT      access log on stdout: json, pretty or off (default: pretty on a terminal, else json)
   --log-level LEVEL debug, info, warn (4xx and 5xx only), error (5xx only) or silent (default info)
   --metrics-port N  serve Prometheus /metrics on this port, a listener of its own (default: no metrics)
@@ -107,7 +109,8 @@ configuration holds it in clear:
   echo "sha256:$(printf %s "$KEY" | sha256sum | cut -d' ' -f1)"
 --keys-file keeps keys out of the process listing, where --key is visible.
 SIGHUP re-reads the keys file (every worker); a file unreadable or without
-a key keeps the keys in use.
+a key keeps the keys in use. Without a keys file, SIGHUP stops the server as
+SIGTERM and SIGINT do.
 Without any key, a random one is generated and printed once on stderr.
 The API reference page, {base path}/docs (default /v1/docs), needs no key to
 view; "try it" takes a key through its Authorize button.
@@ -127,7 +130,7 @@ export function readKeysFile(path: string, from: string): string[] {
   try {
     text = readFileSync(path, 'utf8')
   } catch (error) {
-    throw new UsageError(`cannot read ${from} ${path}: ${(error as NodeJS.ErrnoException).code ?? 'unreadable'}`)
+    throw new UsageError(`cannot read ${from} ${path}: ${fileProblem(error as NodeJS.ErrnoException)}`)
   }
   const keys: string[] = []
   const lines = text.replace(/^\uFEFF/, '').split('\n')
@@ -140,6 +143,19 @@ export function readKeysFile(path: string, from: string): string[] {
   }
   if (keys.length === 0) throw new UsageError(`${from} ${path} holds no key`)
   return keys
+}
+
+/** A failed file read in words, with the code: `no such file (ENOENT)`. */
+export function fileProblem(error: NodeJS.ErrnoException): string {
+  const words = FILE_PROBLEMS[error.code ?? '']
+  return words === undefined ? (error.code ?? error.message) : `${words} (${error.code})`
+}
+const FILE_PROBLEMS: Record<string, string> = {
+  ENOENT: 'no such file',
+  EISDIR: 'is a directory',
+  EACCES: 'permission denied',
+  EPERM: 'permission denied',
+  ENOTDIR: 'a part of the path is not a directory',
 }
 
 /** `N` (1 to {@link MAX_WORKERS}) or `auto`: one worker per CPU this process may use. */
@@ -175,6 +191,28 @@ function parseLimit(text: string | undefined, from: string, max: number): number
   return value
 }
 
+/** A host to bind: given, it must say something (`--host ''` would bind every interface). */
+function parseHost(text: string | undefined, from: string): string | undefined {
+  if (text !== undefined && text.trim() === '')
+    throw new UsageError(`${from} must not be empty; 0.0.0.0 binds every interface`)
+  return text
+}
+
+/**
+ * `--cors`: `*`, or an origin exactly as browsers send it in `Origin` (scheme, host, and a port
+ * only when not the default), which is what it is compared with; any other text would match no
+ * browser, silently.
+ */
+function parseCorsOrigin(text: string): string {
+  if (text === '*') return text
+  const origin = URL.canParse(text) ? new URL(text).origin : 'null'
+  if (origin === text) return text
+  const hint = origin !== 'null' ? `; did you mean ${origin}?` : ''
+  throw new UsageError(
+    `--cors must be '*' or an origin as browsers send it, scheme://host[:port], got "${text}"${hint}`,
+  )
+}
+
 function parsePort(text: string, from: string): number {
   const port = /^[0-9]{1,5}$/.test(text) ? Number(text) : Number.NaN
   if (!(port >= 0 && port <= 65535))
@@ -191,8 +229,14 @@ export function parseCli(argv: readonly string[], env: Record<string, string | u
   try {
     values = parse(argv).values
   } catch (error) {
-    throw new UsageError((error as Error).message)
+    throw usageOf(error as Error)
   }
+  // Help and the version are printed whatever else the command line and the environment hold.
+  if (values.help || values.version) {
+    return { ...parseCli([], {}), help: values.help ?? false, version: values.version ?? false }
+  }
+  if (values.key?.some((key) => key.trim() === '')) throw new UsageError('--key must not be empty')
+  if (values['cursor-secret'] === '') throw new UsageError('--cursor-secret must not be empty')
   // Flags win over the environment: any key flag, and both key variables are ignored.
   const fromFlags = values.key !== undefined || values['keys-file'] !== undefined
   const keysFile = fromFlags
@@ -205,16 +249,21 @@ export function parseCli(argv: readonly string[], env: Record<string, string | u
   const fixedKeys = (fromFlags ? (values.key ?? []) : (env.PETSTORE_API_KEYS ?? '').split(','))
     .map((key) => key.trim())
     .filter((key) => key !== '')
+  // Set but blank is unset (`PETSTORE_API_KEYS=` in a compose file); commas alone are a mistake.
+  if (!fromFlags && fixedKeys.length === 0 && (env.PETSTORE_API_KEYS ?? '').trim() !== '') {
+    throw new UsageError('PETSTORE_API_KEYS holds no key: give keys separated by commas')
+  }
   const keys = [...fixedKeys, ...(keysFile ? readKeysFile(keysFile.path, keysFile.from) : [])]
   const basePath = values['base-path'] ?? '/v1'
   if (!basePath.startsWith('/')) throw new UsageError(`--base-path must start with "/", got "${basePath}"`)
   const options: CliOptions = {
     port: values.port !== undefined ? parsePort(values.port, '--port') : env.PORT ? parsePort(env.PORT, 'PORT') : 8080,
-    host: values.host ?? (env.HOST || '127.0.0.1'),
+    host: parseHost(values.host, '--host') ?? (env.HOST || '127.0.0.1'),
     db: values.db ?? (env.DATABASE_URL || 'sqlite:./petstore.db'),
+    dbFrom: values.db !== undefined ? '--db' : env.DATABASE_URL ? 'DATABASE_URL' : '--db',
     keys: keys.map((key) => key.trim()).filter((key) => key !== ''),
     basePath: basePath.replace(/\/+$/, ''),
-    cors: values.cors ?? [],
+    cors: (values.cors ?? []).map(parseCorsOrigin),
     publicUrls: (values['public-url'] ?? []).map(parsePublicUrl),
     docs: !values['no-docs'],
     cursorSecret: values['cursor-secret'] || env.PETSTORE_CURSOR_SECRET || undefined,
@@ -239,7 +288,7 @@ export function parseCli(argv: readonly string[], env: Record<string, string | u
     logLevel: oneOf(LOG_LEVELS, values['log-level'] ?? 'info', '--log-level'),
     metricsPort: values['metrics-port'] !== undefined ? parsePort(values['metrics-port'], '--metrics-port') : undefined,
     // Not --host: `--host 0.0.0.0` publishes the API, and must not publish the metrics with it.
-    metricsHost: values['metrics-host'] ?? '127.0.0.1',
+    metricsHost: parseHost(values['metrics-host'], '--metrics-host') ?? '127.0.0.1',
   }
   if (values['metrics-host'] !== undefined && options.metricsPort === undefined) {
     throw new UsageError('--metrics-host needs --metrics-port')
@@ -257,6 +306,19 @@ export function parseCli(argv: readonly string[], env: Record<string, string | u
     )
   }
   return options
+}
+
+/**
+ * parseArgs' own message, on one line: it explains a value that starts with `-` (`--port -1`)
+ * over three.
+ */
+function usageOf(error: Error): UsageError {
+  const ambiguous = /^Option '(?:-\w, )?(--[\w-]+)[^']*' argument is ambiguous/.exec(error.message)
+  if (ambiguous) {
+    const flag = ambiguous[1] as string
+    return new UsageError(`${flag} needs a value; write one that starts with "-" as ${flag}=VALUE`)
+  }
+  return new UsageError(error.message.split('\n', 1)[0] ?? error.message)
 }
 
 function parse(argv: readonly string[]) {

@@ -85,12 +85,18 @@ interface WorkerState {
  * Runs the primary of `--workers`: forks `count` workers of this binary,
  * prints their ready line once, restarts the ones that die (with a growing
  * backoff; gives up after {@link MAX_START_FAILURES} in a row die before they
- * listen), and on SIGTERM / SIGINT stops them gracefully and exits 0.
+ * listen), and on SIGTERM / SIGINT (and SIGHUP, unless it re-reads a keys file) stops them
+ * gracefully and exits 0.
  *
  * `generatedKey` is the key the primary generated and printed, when none was
  * configured; the workers receive it, and `cursorSecret`, through their environment.
  */
-export function runPrimary(count: number, generatedKey: string | undefined, cursorSecret: string): void {
+export function runPrimary(
+  count: number,
+  generatedKey: string | undefined,
+  cursorSecret: string,
+  { reloadsKeys }: { reloadsKeys: boolean },
+): void {
   const env: Record<string, string> = { [WORKER_ENV]: '1', [CURSOR_SECRET_ENV]: cursorSecret }
   if (generatedKey !== undefined) env[KEY_ENV] = generatedKey
   const workers = new Map<Worker, WorkerState>()
@@ -185,10 +191,13 @@ export function runPrimary(count: number, generatedKey: string | undefined, curs
   process.on('SIGTERM', onSignal)
   process.on('SIGINT', onSignal)
   // Key rotation: every worker re-reads the keys file itself (bin/keys-reload.ts); the primary holds no keys.
-  process.on('SIGHUP', () => {
-    log(`SIGHUP, telling ${workers.size} workers to re-read their keys`)
-    for (const worker of workers.keys()) worker.process.kill('SIGHUP')
-  })
+  // Without a keys file, a hang-up stops everything, as SIGTERM does (and as each worker takes it).
+  if (reloadsKeys) {
+    process.on('SIGHUP', () => {
+      log(`SIGHUP, telling ${workers.size} workers to re-read their keys`)
+      for (const worker of workers.keys()) worker.process.kill('SIGHUP')
+    })
+  } else process.on('SIGHUP', onSignal)
 
   for (let i = 0; i < count; i++) fork()
 }

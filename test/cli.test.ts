@@ -415,14 +415,25 @@ describe('petstore-server binary', { concurrency: 4, timeout: 60_000 }, () => {
   })
 
   test('bad flags: exit 1, one line on stderr, nothing on stdout', async () => {
+    const dir = tempDir()
     const cases = [
       ['--nope'],
       ['--port', 'abc'],
       ['--port', '70000'],
+      ['--port', '-1'],
       ['--db', 'nonsense'],
       ['--db', 'sqlite:/nonexistent-dir/x/y.db'],
+      ['--db', `sqlite:${dir}`],
       ['--base-path', 'v1'],
       ['--public-url', 'api.petstore.dev/v1 Production'],
+      // Empty values: each was once taken for "not given", silently.
+      ['--key', ''],
+      ['--host', ''],
+      ['--metrics-port', '0', '--metrics-host', ''],
+      ['--cursor-secret', ''],
+      ['--cors', 'https://app.example/'],
+      ['--cors', 'not an origin'],
+      ['--keys-file', dir],
     ]
     // The server would start and wait if a flag were accepted: give each an unused key and memory db
     // only where --db is not under test, so that an accepted flag shows as a timeout, not a success.
@@ -439,6 +450,58 @@ describe('petstore-server binary', { concurrency: 4, timeout: 60_000 }, () => {
       assert.equal(lines.length, 1, `${label}: one line on stderr, got ${JSON.stringify(run.stderr)}`)
       assert.ok((lines[0] as string).trim().length > 0, `${label}: non-empty stderr`)
     })
+  })
+
+  test('bad values are named as given, and say what is wrong', async () => {
+    const dir = tempDir()
+    const cases: { args: string[]; env?: Record<string, string>; says: RegExp; never?: string }[] = [
+      { args: ['--port', '-1'], says: /--port needs a value; write one that starts with "-" as --port=VALUE/ },
+      { args: ['--key', ''], says: /--key must not be empty/ },
+      { args: ['--host', ' '], says: /--host must not be empty/ },
+      { args: ['--cors', 'https://app.example/'], says: /did you mean https:\/\/app\.example\?/ },
+      { args: ['--db', `sqlite:${dir}`], says: /is a directory/ },
+      { args: ['--db', 'sqlite:/nonexistent-dir/x.db'], says: /directory \/nonexistent-dir does not exist/ },
+      { args: ['--keys-file', join(dir, 'missing')], says: /no such file \(ENOENT\)/ },
+      { args: [], env: { DATABASE_URL: 'foo://x' }, says: /^petstore-server: DATABASE_URL must be memory/ },
+      { args: [], env: { PETSTORE_API_KEYS: ',,' }, says: /PETSTORE_API_KEYS holds no key/ },
+      // A password never reaches the terminal, as the user part or as a parameter, even with a `/` in it.
+      {
+        args: ['--db', 'postgres://127.0.0.1:1/db?user=u&password=hunter2'],
+        says: /password=\*\*\*: .*ECONNREFUSED.*is the database server running/,
+        never: 'hunter2',
+      },
+      {
+        args: ['--db', 'postgres://u:hun/ter2@127.0.0.1:1/db'],
+        says: /postgres:\/\/\*\*\*@127\.0\.0\.1:1\/db/,
+        never: 'ter2',
+      },
+    ]
+    const runs = await Promise.all(
+      // A case about the environment gets nothing more: a flag would win over the variable.
+      cases.map(({ args, env }) => {
+        const db = args.includes('--db') || env !== undefined ? [] : ['--db', 'memory']
+        return runToExit(['--port', '0', ...db, ...(env === undefined ? ['--key', KEY] : []), ...args], env)
+      }),
+    )
+    runs.forEach((run, i) => {
+      const { args, env, says, never } = cases[i] as (typeof cases)[number]
+      const label = `${JSON.stringify(env ?? {})} ${args.join(' ')}`
+      assert.equal(run.code, 1, `${label}: exit code`)
+      assert.equal(run.stderr.trim().split('\n').length, 1, `${label}: one line, got ${JSON.stringify(run.stderr)}`)
+      assert.match(run.stderr, says, label)
+      if (never !== undefined) assert.ok(!run.stderr.includes(never), `${label}: printed ${never}`)
+    })
+  })
+
+  test('--help and --version answer whatever the environment holds', async () => {
+    const [help, version] = await Promise.all([
+      runToExit(['--help'], { PORT: 'abc', PETSTORE_KEYS_FILE: '/nonexistent' }),
+      runToExit(['--version', '--port', 'abc'], { DATABASE_URL: 'foo://x' }),
+    ])
+    assert.equal(help.code, 0, help.stderr)
+    assert.match(help.stdout, /^Usage: petstore-server/)
+    assert.equal(version.code, 0, version.stderr)
+    assert.match(version.stdout, /^\d+\.\d+\.\d+/)
   })
 
   test('graceful shutdown: a request in flight completes, new connections are refused, exit 0', async () => {
@@ -481,6 +544,26 @@ describe('petstore-server binary', { concurrency: 4, timeout: 60_000 }, () => {
       assert.deepEqual(await stopped, { code: 0, signal: null })
     } finally {
       await server.stop('SIGKILL')
+    }
+  })
+
+  test('SIGHUP without a keys file (a closed terminal) stops the server as SIGTERM does, with --workers too', async () => {
+    const dir = tempDir()
+    for (const extra of [
+      ['--db', 'memory'],
+      ['--db', `sqlite:${join(dir, 'hup.db')}`, '--workers', '2'],
+    ]) {
+      const server = await startServer(['--port', '0', '--key', KEY, ...extra])
+      try {
+        assert.deepEqual(
+          await server.stop('SIGHUP'),
+          { code: 0, signal: null },
+          `${extra.join(' ')}: ${server.stdout()} ${server.stderr()}`,
+        )
+        assert.match(server.stderr(), /SIGHUP/)
+      } finally {
+        await server.stop('SIGKILL')
+      }
     }
   })
 

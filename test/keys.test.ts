@@ -222,8 +222,8 @@ describe('--keys-file', () => {
         (error: Error) =>
           error instanceof UsageError && pattern.test(error.message) && !error.message.includes(secret ?? '\0'),
       )
-    refuses(['--keys-file', join(dir, 'missing')], /cannot read --keys-file .*missing: ENOENT/)
-    refuses(['--keys-file', dir], /cannot read --keys-file/)
+    refuses(['--keys-file', join(dir, 'missing')], /cannot read --keys-file .*missing: no such file \(ENOENT\)/)
+    refuses(['--keys-file', dir], /cannot read --keys-file .*: is a directory \(EISDIR\)/)
     refuses(['--keys-file', ''], /cannot read --keys-file/)
     refuses(['--keys-file', file('empty', '\n# nothing\n\n')], /holds no key/)
     refuses(['--keys-file', file('spaces', 'ok\nsecret with spaces\n')], /line 2: .*whitespace/, 'secret with spaces')

@@ -120,7 +120,10 @@ for (const [name, found] of located) {
           const { code, stdout, stderr } = await runScriptToExit(BIN, ['--port', '0'], undefined, runtime)
           assert.equal(code, 1)
           assert.equal(stdout, '')
-          assert.match(ours(stderr), /^petstore-server: [^\n]*npm install better-sqlite3[^\n]*\n$/)
+          assert.match(
+            ours(stderr),
+            /^petstore-server: [^\n]*npm install better-sqlite3[^\n]*; or, to try it out, --db memory\n$/,
+          )
           return
         }
         const server = await start(runtime, [])

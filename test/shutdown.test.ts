@@ -10,8 +10,10 @@
  */
 import assert from 'node:assert/strict'
 import type { ChildProcess } from 'node:child_process'
+import { once } from 'node:events'
 import { existsSync, mkdtempSync, rmSync } from 'node:fs'
 import http from 'node:http'
+import net from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, describe, type TestContext, test } from 'node:test'
@@ -192,6 +194,7 @@ describe('shutdown', { concurrency: true, timeout: 30_000 }, () => {
       const waited = exit.at - signalled
       assert.ok(waited >= 9_900 && waited < 12_000, `exited ${Math.round(waited)} ms after SIGTERM`)
       await assert.rejects(hanging.answer, 'the hanging request gets no answer: its connection is cut')
+      assert.match(server.stderr(), /1 connection\(s\) still open 10000 ms after close\(\), cut/)
     } finally {
       await server.stop('SIGKILL')
     }
@@ -231,6 +234,36 @@ describe('shutdown', { concurrency: true, timeout: 30_000 }, () => {
     } finally {
       idleClient.destroy()
       busyClient.destroy()
+    }
+  })
+
+  test('serve().close(): connections that have sent no whole request head go at once, not at the first-request timeout', async () => {
+    const running = await serve({ port: 0, handler: async () => new Response('done') })
+    inProcess.push(running)
+    const connect = async (sending: string) => {
+      const socket = net.connect(running.port, '127.0.0.1')
+      socket.on('error', () => {}) // a reset is one way to be closed
+      await once(socket, 'connect')
+      if (sending !== '') socket.write(sending)
+      return socket
+    }
+    const silent = await connect('')
+    const halfHead = await connect('GET / HTTP/1.1\r\nHost: x\r\n')
+    await sleep(100)
+    const closing = performance.now()
+    const closedAt = (socket: net.Socket) => once(socket, 'close').then(() => performance.now() - closing)
+    const [closed, silentGone, halfGone] = await Promise.all([
+      running.close().then(() => performance.now() - closing),
+      closedAt(silent),
+      closedAt(halfHead),
+    ])
+    // Not the 5 s of firstRequestTimeoutMs.
+    for (const [what, ms] of [
+      ['close()', closed],
+      ['the silent connection', silentGone],
+      ['the half head', halfGone],
+    ] as const) {
+      assert.ok(ms < 1_000, `${what} took ${Math.round(ms)} ms`)
     }
   })
 
