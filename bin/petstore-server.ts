@@ -122,8 +122,11 @@ const SHUTDOWN_TIMEOUT_MS = 10_000
 const STOP_TIMEOUT_MS = SHUTDOWN_TIMEOUT_MS + 5_000
 
 /** What to look at, where a driver's message says what failed but not why. */
-function databaseHint(error: unknown): string {
-  if (error instanceof PetstoreError && error.options.missingDriver) return '; or, to try it out, --db memory'
+function databaseHint(error: unknown, db: string): string {
+  // The default database, on a Node without SQLite: the way to try the server without installing anything.
+  if (error instanceof PetstoreError && error.options.missingDriver) {
+    return db.startsWith('sqlite:') ? '; or, to try it out, --db memory' : ''
+  }
   const { code } = (error ?? {}) as { code?: unknown }
   if (code === 'ECONNREFUSED') return ' (is the database server running, and listening there?)'
   if (code === 'SQLITE_CANTOPEN') return ' (can this user create and write files in its directory?)'
@@ -154,7 +157,7 @@ async function main(): Promise<void> {
     // A missing driver: the store's own message names the package to install; otherwise the cause tells more.
     const reason =
       error instanceof PetstoreError && error.options.missingDriver ? error : ((error as Error)?.cause ?? error)
-    fail(`cannot use database ${redactedDb(options.db)}: ${oneLine(reason)}${databaseHint(reason)}`)
+    fail(`cannot use database ${redactedDb(options.db)}: ${oneLine(reason)}${databaseHint(reason, options.db)}`)
   }
 
   let keys = options.keys
