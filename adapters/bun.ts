@@ -3,6 +3,7 @@
  *
  * @module
  */
+import { checkServeOptions } from '../src/option-checks.js'
 
 /** Any web-standard fetch handler, such as the one `createPetstore` returns. */
 export type FetchHandler = (request: Request) => Response | Promise<Response>
@@ -69,6 +70,7 @@ export interface RunningServer {
  * ```
  */
 export async function serve(options: ServeOptions): Promise<RunningServer> {
+  checkServeOptions('petstore-server/bun serve', options, ['handler', 'port', 'hostname', 'shutdownTimeoutMs'])
   const { handler, port = 8080, hostname = '127.0.0.1', shutdownTimeoutMs = 10_000 } = options
   const bun = (globalThis as unknown as { Bun?: BunGlobal }).Bun
   if (!bun) throw new Error('petstore-server/bun needs Bun (Bun.serve); on Node, use petstore-server/node')

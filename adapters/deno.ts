@@ -3,6 +3,7 @@
  *
  * @module
  */
+import { checkServeOptions } from '../src/option-checks.js'
 
 /** Any web-standard fetch handler, such as the one `createPetstore` returns. */
 export type FetchHandler = (request: Request) => Response | Promise<Response>
@@ -68,6 +69,7 @@ export interface RunningServer {
  * ```
  */
 export async function serve(options: ServeOptions): Promise<RunningServer> {
+  checkServeOptions('petstore-server/deno serve', options, ['handler', 'port', 'hostname', 'shutdownTimeoutMs'])
   const { handler, port = 8080, hostname = '127.0.0.1', shutdownTimeoutMs = 10_000 } = options
   const deno = (globalThis as unknown as { Deno?: DenoGlobal }).Deno
   if (!deno) throw new Error('petstore-server/deno needs Deno (Deno.serve); on Node, use petstore-server/node')

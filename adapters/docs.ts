@@ -9,7 +9,8 @@
 import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { type DocsAssetLoader, withDocsEngine } from '../src/docs.js'
-import { type ApiAnswer, engineOf, fromRequest, toFetchHandler, toResponse } from '../src/exchange.js'
+import { type ApiAnswer, basePathOf, engineOf, fromRequest, toFetchHandler, toResponse } from '../src/exchange.js'
+import { knownOptions, optionalFunction, shown } from '../src/option-checks.js'
 
 export { DOCS_CSP, type DocsAsset, type DocsAssetLoader } from '../src/docs.js'
 
@@ -18,7 +19,10 @@ export type FetchHandler = (request: Request) => Response | Promise<Response>
 
 /** Options of {@link withDocs}. */
 export interface WithDocsOptions {
-  /** The base path given to `createPetstore`: the page is at `{basePath}/docs`. @default '/v1' */
+  /**
+   * The base path given to `createPetstore`: the page is at `{basePath}/docs`.
+   * @default the base path of `createPetstore`'s handler, else '/v1'
+   */
   basePath?: string
   /** Where the renderer's files come from. @default swaggerUiAssets() */
   load?: DocsAssetLoader
@@ -66,8 +70,23 @@ export function withDocs(
   handler: FetchHandler,
   options: WithDocsOptions = {},
 ): (request: Request) => Promise<Response> {
-  const docsOptions = { basePath: options.basePath ?? '/v1', load: options.load ?? swaggerUiAssets() }
+  const owner = 'withDocs'
+  if (typeof handler !== 'function') {
+    throw new TypeError(`${owner}: handler must be a fetch handler, such as createPetstore's; got ${shown(handler)}`)
+  }
+  if (typeof options !== 'object' || options === null) {
+    throw new TypeError(`${owner}: options must be an object, { basePath?, load? }; got ${shown(options)}`)
+  }
+  knownOptions(owner, options, ['basePath', 'load'])
+  const { basePath } = options
+  if (basePath !== undefined && (typeof basePath !== 'string' || !(basePath === '' || basePath.startsWith('/')))) {
+    throw new TypeError(`${owner}: basePath must be a path starting with "/", such as '/v1'; got ${shown(basePath)}`)
+  }
   const engine = engineOf(handler)
+  const docsOptions = {
+    basePath: basePath ?? basePathOf(engine) ?? '/v1',
+    load: optionalFunction(owner, 'load', options.load) ?? swaggerUiAssets(),
+  }
   if (engine) return toFetchHandler(withDocsEngine(engine, docsOptions))
   const docs = withDocsEngine(async () => NOT_DOCS, docsOptions)
   return async (request) => {

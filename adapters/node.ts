@@ -20,6 +20,7 @@ import {
 } from '../src/exchange.js'
 import { setDefaults } from '../src/headers.js'
 import type { OnResponse } from '../src/observe.js'
+import { checkServeOptions, MAX_TIMER_MS, optionalFunction, shown, wholeNumber } from '../src/option-checks.js'
 import { authorityParses } from '../src/request-target.js'
 import { guardConnections } from './idle-connections.js'
 import { ownRequestId, tellOwn } from './own-answers.js'
@@ -54,7 +55,10 @@ export type NodeListener = (request: IncomingMessage, response: ServerResponse) 
  * ```
  */
 export function toNodeListener(handler: FetchHandler): NodeListener {
-  const adapter = createServerAdapter((request: Request) => handler(request)) as unknown as NodeListener
+  if (typeof handler !== 'function') {
+    throw new TypeError(`toNodeListener: handler must be a fetch handler, (request) => Response; got ${shown(handler)}`)
+  }
+  const adapter = createServerAdapter((request: Request) => answered(handler, request)) as unknown as NodeListener
   const adapted: NodeListener = (request, response) => {
     // A handler of its own reads the body as it likes: it gets the 100 Continue at once, as from Node.
     if (awaitingContinue.delete(response)) response.writeContinue()
@@ -69,6 +73,25 @@ export function toNodeListener(handler: FetchHandler): NodeListener {
   }
   const engine = engineOf(handler)
   return engine ? engineListener(engine, adapted) : adapted
+}
+
+/**
+ * What another fetch handler answers, or a JSON 500 where it throws, rejects or gives no
+ * `Response`: @whatwg-node/server would send the error's message and stack to the client, or
+ * never answer. The failure goes to stderr, as `createPetstore`'s default `onError` does.
+ */
+async function answered(handler: FetchHandler, request: Request): Promise<Response> {
+  let failure: unknown
+  try {
+    const response = await handler(request)
+    // Not `instanceof`: a Response of another implementation (a ponyfill's) is as good.
+    if (typeof (response as Response | undefined)?.status === 'number' && response.headers) return response
+    failure = new TypeError(`the handler gave ${shown(response)}, not a Response`)
+  } catch (error) {
+    failure = error
+  }
+  console.error(`petstore-server/node: ${request.method} ${request.url} failed:`, failure)
+  return new Response(LAST_RESORT, { status: 500, headers: { 'content-type': 'application/json' } })
 }
 
 /** A host name, IPv4 or bracketed IPv6 address, with an optional port: what a `Host` header may say. */
@@ -728,8 +751,17 @@ function checkingInterval(...timeouts: number[]): number {
  * ```
  */
 export async function serve(options: ServeOptions): Promise<RunningServer> {
+  checkServeOptions('petstore-server/node serve', options, [
+    'handler',
+    'port',
+    'hostname',
+    'onResponse',
+    ...Object.keys(DEFAULTS),
+  ])
   const { handler, port = 8080, hostname = '127.0.0.1', onResponse } = options
   const limits = { ...DEFAULTS, ...definedOnly(options) }
+  checkLimits(limits)
+  optionalFunction('petstore-server/node serve', 'onResponse', onResponse)
   const { headersTimeoutMs, requestTimeoutMs, keepAliveTimeoutMs, shutdownTimeoutMs } = limits
   const listener = toNodeListener(handler)
   let closing: Promise<void> | undefined
@@ -843,6 +875,23 @@ export async function serve(options: ServeOptions): Promise<RunningServer> {
       })
       return closing
     },
+  }
+}
+
+/** The limits a timer or a count can hold, named as `serve()` names them (Node's own errors name its options). */
+function checkLimits(limits: typeof DEFAULTS): void {
+  const owner = 'petstore-server/node serve'
+  for (const name of ['headersTimeoutMs', 'requestTimeoutMs', 'keepAliveTimeoutMs', 'firstRequestTimeoutMs'] as const) {
+    wholeNumber(owner, name, limits[name], { max: MAX_TIMER_MS })
+  }
+  for (const name of ['maxConnections', 'maxConnectionsPerAddress'] as const) {
+    wholeNumber(owner, name, limits[name], { infinity: 'no cap, as 0' })
+  }
+  const { headersTimeoutMs, requestTimeoutMs } = limits
+  if (requestTimeoutMs > 0 && headersTimeoutMs > requestTimeoutMs) {
+    throw new TypeError(
+      `${owner}: requestTimeoutMs (${requestTimeoutMs}) must be at least headersTimeoutMs (${headersTimeoutMs}), or 0`,
+    )
   }
 }
 

@@ -8,6 +8,7 @@ import { readFileSync } from 'node:fs'
 import { availableParallelism } from 'node:os'
 import { parseArgs } from 'node:util'
 import { keyProblem } from '../src/auth.js'
+import { originProblem } from '../src/cors.js'
 
 /** A command line the binary cannot run with: printed as one line, exit code 1. */
 export class UsageError extends Error {}
@@ -92,7 +93,8 @@ Options:
                     0: off                                    (default 5000)
   --log FORMAT      access log on stdout: json, pretty or off (default: pretty on a terminal, else json)
   --log-level LEVEL debug, info, warn (4xx and 5xx only), error (5xx only) or silent (default info)
-  --metrics-port N  serve Prometheus /metrics on this port, a listener of its own (default: no metrics)
+  --metrics-port N  serve Prometheus /metrics on this port, a listener of its own; 0 picks a
+                    free one, said on stderr. Needs prom-client (default: no metrics)
   --metrics-host HOST
                     address the metrics listener binds, whatever --host is (default 127.0.0.1)
   -h, --help        print this help
@@ -204,13 +206,9 @@ function parseHost(text: string | undefined, from: string): string | undefined {
  * browser, silently.
  */
 function parseCorsOrigin(text: string): string {
-  if (text === '*') return text
-  const origin = URL.canParse(text) ? new URL(text).origin : 'null'
-  if (origin === text) return text
-  const hint = origin !== 'null' ? `; did you mean ${origin}?` : ''
-  throw new UsageError(
-    `--cors must be '*' or an origin as browsers send it, scheme://host[:port], got "${text}"${hint}`,
-  )
+  const problem = text === '*' ? undefined : originProblem(text)
+  if (problem) throw new UsageError(`--cors ${problem} (or '*')`)
+  return text
 }
 
 function parsePort(text: string, from: string): number {

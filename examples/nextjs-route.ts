@@ -14,4 +14,6 @@ const petstore = createPetstore({
 export const GET = petstore
 export const HEAD = petstore
 export const POST = petstore
+// CORS preflights, once `cors` is set; without it the API answers OPTIONS as it does other
+// methods it does not serve (a 401 without a key, a 405 with one), not Next.js's own 204.
 export const OPTIONS = petstore

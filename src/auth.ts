@@ -6,6 +6,7 @@
  */
 import { fixedAnswer, PetstoreError } from './errors.js'
 import type { ApiAnswer, ApiRequest } from './exchange.js'
+import { shown } from './option-checks.js'
 
 /** Decides whether a bearer token is a valid key. */
 export type KeyCheck = (token: string, request: Request) => boolean | Promise<boolean>
@@ -82,7 +83,13 @@ function matchesClear(token: string, keys: readonly string[]): boolean {
 
 /** Checks the keys given to `createPetstore`: failing closed, never serving without one. */
 function assertKeys(keys: readonly string[]): void {
-  if (!Array.isArray(keys) || keys.length === 0) {
+  if (!Array.isArray(keys)) {
+    const hint = typeof keys === 'string' ? ` (one key is a list of one: [${JSON.stringify(keys)}])` : ''
+    throw new TypeError(
+      `createPetstore: keys must be a list of API keys, or a function (token, request) => boolean; got ${shown(keys)}${hint}`,
+    )
+  }
+  if (keys.length === 0) {
     throw new TypeError('createPetstore: `keys` is empty; give at least one API key (it never serves unauthenticated)')
   }
   keys.forEach((key, index) => {

@@ -14,6 +14,7 @@ import {
   AnswerToCome,
   type ApiAnswer,
   type ApiRequest,
+  BASE_PATH,
   ENGINE,
   type Engine,
   jsonAnswer,
@@ -25,6 +26,7 @@ import { deprecationHeaders, setDefaults } from './headers.js'
 import { type OnResponse, tell } from './observe.js'
 import { openApiDocument, type ServerEntry } from './openapi.js'
 import { createPet, getPet, listPets, type OperationContext } from './operations.js'
+import { knownOptions, optionalFunction, shown, wholeNumber } from './option-checks.js'
 import { requestId as idOf } from './request-id.js'
 import { ambiguousPath } from './request-path.js'
 import { parseOriginTarget, parseTarget, type Target } from './request-target.js'
@@ -130,12 +132,68 @@ function trimSlashes(path: string): string {
   return path.slice(0, end)
 }
 
-/** `'/v1/'` → `'/v1'`, `'/'` → `''`; anything not starting with `/` is refused. */
+/** Segments a base path may hold: what a URL path keeps as written (no `%`, `?`, `#` or space). */
+const PLAIN_PATH = /^(?:\/[A-Za-z0-9\-._~!$&'()*+,;=:@]*)*$/
+const DOT_SEGMENT = /\/\.{1,2}(?:\/|$)/
+
+/**
+ * `'/v1/'` → `'/v1'`, `'/'` → `''`; anything but a path of plain segments is refused: a
+ * `?`, `#`, space or dot segment would make a base path that no request URL can have.
+ */
 function normalizeBasePath(basePath: string): string {
+  if (typeof basePath !== 'string') {
+    throw new TypeError(`createPetstore: basePath must be a string such as '/v1', got ${shown(basePath)}`)
+  }
   if (!basePath.startsWith('/') && basePath !== '') {
     throw new TypeError(`createPetstore: basePath must start with "/", got ${JSON.stringify(basePath)}`)
   }
+  if (!PLAIN_PATH.test(basePath) || DOT_SEGMENT.test(basePath)) {
+    throw new TypeError(
+      `createPetstore: basePath must be a path of plain segments, such as /v1 or /api/v1, got ${JSON.stringify(basePath)}`,
+    )
+  }
   return trimSlashes(basePath)
+}
+
+/**
+ * A server's `url`: an absolute http(s) URL or a path, without query or fragment, the way
+ * the binary's `--public-url` takes it. `'/'` stays `'/'`.
+ */
+function serverUrlProblem(url: string): string | undefined {
+  if (url.startsWith('/')) return url.includes('?') || url.includes('#') ? 'a path without ? or #' : undefined
+  if (!URL.canParse(url)) return 'an http(s) URL or a path starting with /'
+  const { protocol, search, hash } = new URL(url)
+  if (protocol !== 'http:' && protocol !== 'https:') return 'an http(s) URL or a path starting with /'
+  return search || hash ? 'a URL without ? or #' : undefined
+}
+
+/** The options {@link createPetstore} knows: any other name is a mistake (`basepath`, `key`). */
+const OPTION_NAMES = [
+  'store',
+  'keys',
+  'basePath',
+  'maxBodyBytes',
+  'servers',
+  'cors',
+  'requestTimeout',
+  'onError',
+  'cursorSecret',
+  'onResponse',
+] as const
+
+/** The store, if it is one: its absence or a wrong value would be a 500 on every request. */
+function checkStore(store: unknown): PetStore {
+  if (store === undefined || store === null) {
+    throw new TypeError('createPetstore: `store` is required (for example memoryStore())')
+  }
+  const methods = store as Partial<Record<'create' | 'get' | 'list', unknown>>
+  if (typeof methods.create === 'function' && typeof methods.get === 'function' && typeof methods.list === 'function') {
+    return store as PetStore
+  }
+  const hint = typeof store === 'function' ? ' (a store factory? call it: memoryStore())' : ''
+  throw new TypeError(
+    `createPetstore: store must be a PetStore, with create, get and list methods; got ${shown(store)}${hint}`,
+  )
 }
 
 /** Checks the `servers` option and drops trailing slashes (`https://x/v1/` → `https://x/v1`). */
@@ -144,13 +202,16 @@ function normalizeServers(servers: readonly ServerEntry[] | undefined): ServerEn
   if (!Array.isArray(servers)) throw new TypeError('createPetstore: servers must be an array of { url, description? }')
   return servers.map((server: ServerEntry) => {
     const { url, description } = server ?? {}
-    if (typeof url !== 'string' || trimSlashes(url) === '') {
+    if (typeof url !== 'string' || url === '') {
       throw new TypeError(`createPetstore: each of servers needs a url, got ${JSON.stringify(server)}`)
     }
+    const problem = serverUrlProblem(url)
+    if (problem) throw new TypeError(`createPetstore: a server url must be ${problem}, got ${JSON.stringify(url)}`)
     if (description !== undefined && typeof description !== 'string') {
       throw new TypeError(`createPetstore: a server description must be a string, got ${JSON.stringify(description)}`)
     }
-    return description ? { url: trimSlashes(url), description } : { url: trimSlashes(url) }
+    const trimmed = trimSlashes(url) || '/'
+    return description ? { url: trimmed, description } : { url: trimmed }
   })
 }
 
@@ -223,14 +284,21 @@ export function createPetstore(options: PetstoreOptions): PetstoreHandler {
  * drives without building a `Request` or a `Response`.
  */
 export function createEngine(options: PetstoreOptions): Engine {
-  if (!options?.store) throw new TypeError('createPetstore: `store` is required (for example memoryStore())')
+  if (typeof options !== 'object' || options === null) {
+    throw new TypeError(`createPetstore: options must be an object, { store, keys }; got ${shown(options)}`)
+  }
+  knownOptions('createPetstore', options, OPTION_NAMES)
+  checkStore(options.store)
   const basePath = normalizeBasePath(options.basePath ?? '/v1')
-  const maxBodyBytes = options.maxBodyBytes ?? 100 * 1024
-  const report = reporter(options.onError ?? defaultOnError)
+  const maxBodyBytes = wholeNumber('createPetstore', 'maxBodyBytes', options.maxBodyBytes ?? 100 * 1024, { min: 1 })
+  optionalFunction('createPetstore', 'onResponse', options.onResponse)
+  const report = reporter(optionalFunction('createPetstore', 'onError', options.onError) ?? defaultOnError)
   const timeoutMs = timeoutOption(options.requestTimeout, 30_000)
   const authenticate = createAuthenticator(options.keys)
   const keyFunction = typeof options.keys === 'function'
-  const cors = options.cors ? createCors(options.cors) : undefined
+  // Off when absent (`false` and `null` too: `cors: enabled && { … }`); anything else is checked.
+  const given = options.cors as CorsOptions | false | null | undefined
+  const cors = given === undefined || given === null || given === false ? undefined : createCors(given)
   const cursors = cursorCodec(options.cursorSecret)
   const limits = (request: ApiRequest): Limits => ({ timeoutMs, signal: request.signal })
   /** One for every request: each store call is bounded by its request's signal and the timeout. */
@@ -431,5 +499,6 @@ export function createEngine(options: PetstoreOptions): Engine {
       }
   // Spans only once @opentelemetry/api has loaded, if it is installed; until then and without it, one check.
   void loadTracing()
-  return (request) => (tracing() ? traced(request as Routed, observed, routeOf) : observed(request))
+  const served: Engine = (request) => (tracing() ? traced(request as Routed, observed, routeOf) : observed(request))
+  return Object.assign(served, { [BASE_PATH]: basePath })
 }

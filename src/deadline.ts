@@ -6,6 +6,7 @@
  */
 import { PetstoreError } from './errors.js'
 import type { AbortLike } from './exchange.js'
+import { shown } from './option-checks.js'
 
 /** How long one request may wait, and the signal of its client going away. */
 export interface Limits {
@@ -30,7 +31,7 @@ export function timeoutOption(value: number | undefined, fallback: number): numb
     (ms > MAX_TIMEOUT_MS && ms !== Number.POSITIVE_INFINITY)
   ) {
     throw new TypeError(
-      `createPetstore: requestTimeout must be 0..${MAX_TIMEOUT_MS} milliseconds or Infinity, got ${String(value)}`,
+      `createPetstore: requestTimeout must be 0..${MAX_TIMEOUT_MS} milliseconds or Infinity, got ${shown(value)}`,
     )
   }
   return ms === 0 ? Number.POSITIVE_INFINITY : ms

@@ -143,6 +143,15 @@ export const pending = (
 /** Where a fetch handler made by this package keeps its engine, for adapters that can use it directly. */
 export const ENGINE = Symbol.for('petstore-server.engine')
 
+/** Where `createPetstore`'s engine keeps its base path, so that `withDocs` serves the page beside it. */
+export const BASE_PATH = Symbol.for('petstore-server.basePath')
+
+/** The base path of `engine`, when it is `createPetstore`'s (a wrapper's may have none). */
+export function basePathOf(engine: Engine | undefined): string | undefined {
+  const basePath = (engine as { [BASE_PATH]?: unknown } | undefined)?.[BASE_PATH]
+  return typeof basePath === 'string' ? basePath : undefined
+}
+
 /** The engine behind `handler`, when `handler` is this package's own. */
 export function engineOf(handler: unknown): Engine | undefined {
   const engine = (handler as { [ENGINE]?: unknown } | null)?.[ENGINE]

@@ -113,6 +113,89 @@ describe('configuration', () => {
     assert.throws(() => createPetstore({ keys: [KEY] } as never), /store/)
     assert.throws(() => createPetstore({ store: memoryStore(), keys: [KEY], basePath: 'v1' }), /basePath/)
   })
+
+  // Each of these was accepted once, and then answered every request with a 500, turned a limit
+  // off, or let every origin in: a JavaScript caller, or a value read from config, gets no type check.
+  it('refuses, at construction and naming the option, what would fail later or silently', () => {
+    const store = memoryStore()
+    const refused: [string, unknown, RegExp][] = [
+      [
+        'an option misspelt',
+        { store, keys: [KEY], basepath: '/api' },
+        /unknown option "basepath" \(did you mean "basePath"\?\)/,
+      ],
+      ['`key` for `keys`', { store, key: [KEY] }, /unknown option "key" \(did you mean "keys"\?\)/],
+      ['options that are not an object', 'memory', /options must be an object/],
+      ['a store that is not one', { store: 'memory', keys: [KEY] }, /store must be a PetStore/],
+      ['a store factory not called', { store: memoryStore, keys: [KEY] }, /call it: memoryStore\(\)/],
+      ['keys as a string', { store, keys: KEY }, /keys must be a list of API keys.*a list of one: \["/],
+      [
+        'maxBodyBytes NaN (no limit, once)',
+        { store, keys: [KEY], maxBodyBytes: Number.NaN },
+        /maxBodyBytes must be a whole number from 1/,
+      ],
+      ['maxBodyBytes 0', { store, keys: [KEY], maxBodyBytes: 0 }, /maxBodyBytes/],
+      ['maxBodyBytes as a string', { store, keys: [KEY], maxBodyBytes: '1e9' }, /maxBodyBytes.*got "1e9"/],
+      ['onError not a function', { store, keys: [KEY], onError: 'log' }, /onError must be a function, got "log"/],
+      ['onResponse not a function', { store, keys: [KEY], onResponse: {} }, /onResponse must be a function/],
+      ['cors: true', { store, keys: [KEY], cors: true }, /cors must be \{ origin/],
+      [
+        'cors: a misspelt name',
+        { store, keys: [KEY], cors: { origins: ['https://a.example'] } },
+        /unknown option "origins"/,
+      ],
+      [
+        'cors: an origin with a path',
+        { store, keys: [KEY], cors: { origin: 'https://a.example/' } },
+        /did you mean https:\/\/a\.example\?/,
+      ],
+      [
+        'cors: no scheme',
+        { store, keys: [KEY], cors: { origin: ['app.example'] } },
+        /must be an origin as browsers send it/,
+      ],
+      ['cors: * in a list', { store, keys: [KEY], cors: { origin: ['*'] } }, /stands alone/],
+      ['a base path with a query', { store, keys: [KEY], basePath: '/v1?x=1' }, /plain segments/],
+      ['a base path with a dot segment', { store, keys: [KEY], basePath: '/v1/../v2' }, /plain segments/],
+      ['a base path that is not a string', { store, keys: [KEY], basePath: 5 }, /basePath must be a string/],
+      ['a server url that is no URL', { store, keys: [KEY], servers: [{ url: 'not a url' }] }, /server url must be/],
+      [
+        'a server url of another scheme',
+        { store, keys: [KEY], servers: [{ url: 'javascript:alert(1)' }] },
+        /http\(s\)/,
+      ],
+      ['a requestTimeout as a string', { store, keys: [KEY], requestTimeout: '100' }, /got "100"/],
+    ]
+    for (const [what, options, message] of refused) {
+      assert.throws(
+        () => createPetstore(options as never),
+        (error: Error) => error instanceof TypeError && message.test(error.message),
+        what,
+      )
+    }
+    // What is still taken: cors off written as false, a server at the root.
+    assert.doesNotThrow(() => createPetstore({ store, keys: [KEY], cors: false as never }))
+    assert.doesNotThrow(() => createPetstore({ store, keys: [KEY], basePath: '', servers: [{ url: '/' }] }))
+  })
+
+  it('a cors predicate lets an origin in only by answering true, not a promise', async () => {
+    for (const [origin, allowed] of [
+      [() => true, true],
+      [async () => true, false],
+      [() => 'yes', false],
+    ] as const) {
+      const handler = createPetstore({ store: memoryStore(), keys: [KEY], cors: { origin: origin as never } })
+      const answer = await call(handler, '/v1/pets', {
+        headers: { authorization: `Bearer ${KEY}`, origin: 'https://a.example' },
+      })
+      assert.equal(answer.status, 200)
+      assert.equal(
+        answer.headers.get('access-control-allow-origin'),
+        allowed ? 'https://a.example' : null,
+        String(origin),
+      )
+    }
+  })
 })
 
 /** Waits for `ms`; resolves with `value`. */

@@ -12,6 +12,7 @@ import { PGlite } from '@electric-sql/pglite'
 import { Kysely } from 'kysely'
 import { PGliteDialect } from 'kysely-pglite-dialect'
 import mysql from 'mysql2'
+import mysqlPromise from 'mysql2/promise'
 import pg from 'pg'
 import { type PetStore, PetstoreError } from '../src/index.js'
 import { isUnavailable, kyselyStore } from '../src/stores/kysely.js'
@@ -286,6 +287,56 @@ describe('postgresStore on a PostgreSQL server', {
     assert.equal(new Set(pets.map((pet) => pet.id)).size, stores.length)
   })
 
+  it('keeps whole every name made of a table at the bounds: 48 bytes, or 53 beside a migrationTable of 58', async () => {
+    for (const [table, migrationTable] of [
+      ['t'.repeat(48), undefined],
+      ['é'.repeat(24), undefined],
+      ['u'.repeat(53), `m${'u'.repeat(57)}`],
+    ] as const) {
+      const schema = freshSchema()
+      const store = track(postgresStore({ connectionString }, { schema, table, migrationTable }))
+      const pet = await store.create({ name: 'Rex', categoryId: 1 })
+      // Another store on the same tables finds the migration recorded and the pet there.
+      const again = track(postgresStore({ connectionString }, { schema, table, migrationTable }))
+      assert.deepEqual(await again.get(pet.id), pet)
+      const migrations = migrationTable ?? `${table}_migration`
+      const { rows } = await admin.query(
+        'select relname from pg_class join pg_namespace on pg_namespace.oid = relnamespace where nspname = $1',
+        [schema],
+      )
+      const names = new Set(rows.map((row: { relname: string }) => row.relname))
+      for (const name of [table, `${table}_status_id`, migrations, `${migrations}_lock`]) {
+        assert.ok(names.has(name), `${name} in ${[...names].join(', ')}`)
+      }
+    }
+  })
+
+  it('the bound on names is the one PostgreSQL keeps: a byte more, and it would cut <table>_migration_lock', async () => {
+    const lock = (table: string) => `${table}_migration_lock`
+    const { rows } = await admin.query(
+      'select $1::text::name::text as a, $2::text::name::text as b, $3::text::name::text as c, $4::text::name::text as d',
+      [lock('t'.repeat(48)), lock('t'.repeat(49)), lock('é'.repeat(24)), lock('é'.repeat(25))],
+    )
+    assert.equal(rows[0].a, lock('t'.repeat(48)))
+    assert.notEqual(rows[0].b, lock('t'.repeat(49)))
+    assert.equal(rows[0].c, lock('é'.repeat(24)))
+    assert.notEqual(rows[0].d, lock('é'.repeat(25)))
+    assert.throws(() => postgresStore({ connectionString }, { table: 't'.repeat(49) }), TypeError)
+    assert.throws(() => postgresStore({ connectionString }, { table: 'é'.repeat(25) }), TypeError)
+  })
+
+  it('serves with the largest timeouts taken, 2147483647 ms', async () => {
+    const longest = 2_147_483_647
+    const store = track(
+      postgresStore(
+        { connectionString, connectionTimeoutMillis: longest, statement_timeout: longest, query_timeout: longest },
+        { schema: freshSchema() },
+      ),
+    )
+    const pet = await store.create({ name: 'Rex', categoryId: 1 })
+    assert.deepEqual(await store.get(pet.id), pet)
+  })
+
   it("without a schema, uses the connection's current schema even when another schema holds tables of that name", async () => {
     const decoy = freshSchema()
     await track(postgresStore({ connectionString }, { schema: decoy })).create({ name: 'Decoy', categoryId: 1 })
@@ -353,6 +404,44 @@ describe('mysqlStore on a MySQL or MariaDB server', { skip: !MYSQL_URL && 'PETST
       assert.deepEqual(rows, [{ one: 1 }])
     } finally {
       await pool.promise().end()
+    }
+  })
+
+  it('serves on the callback pool of a mysql2/promise pool, as the refusal of the promise pool tells, with queryTimeoutMillis 0', async () => {
+    const promisePool = mysqlPromise.createPool({
+      uri,
+      connectionLimit: 2,
+      charset: 'utf8mb4',
+      supportBigNumbers: true,
+    })
+    try {
+      assert.throws(() => mysqlStore({ pool: promisePool as never }), /pool is a mysql2\/promise pool/)
+      const store = mysqlStore({ pool: promisePool.pool }, { table: freshTable(), queryTimeoutMillis: 0 })
+      const pet = await store.create({ name: 'Rex', categoryId: 1 })
+      assert.deepEqual(await store.get(pet.id), pet)
+      await store.close?.()
+    } finally {
+      await promisePool.end()
+    }
+  })
+
+  it('keeps whole every name made of a table at the bounds: 48 bytes, or 53 beside a migrationTable of 58', async () => {
+    const unique = (length: number) => freshName().padEnd(length, 'x')
+    for (const [table, migrationTable] of [
+      [unique(48), undefined],
+      [unique(53), unique(58)],
+    ] as const) {
+      const migrations = migrationTable ?? `${table}_migration`
+      tables.push(table, migrations, `${migrations}_lock`)
+      const store = track(mysqlStore({ uri, connectTimeout: 2_147_483_647 }, { table, migrationTable }))
+      const pet = await store.create({ name: 'Rex', categoryId: 1 })
+      const again = track(mysqlStore({ uri }, { table, migrationTable }))
+      assert.deepEqual(await again.get(pet.id), pet)
+      const [rows] = await admin.query(
+        'select table_name as name from information_schema.tables where table_schema = database() and table_name in (?, ?, ?)',
+        [table, migrations, `${migrations}_lock`],
+      )
+      assert.equal((rows as unknown[]).length, 3)
     }
   })
 

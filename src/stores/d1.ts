@@ -5,6 +5,7 @@
  * @module
  */
 import { PetstoreError } from '../errors.js'
+import { knownOptions, optionsObject } from '../option-checks.js'
 import { type BuiltInStore, builtIn, type JsonPage, LIST_JSON, type PetStore } from '../store.js'
 import {
   EMPTY_PAGE,
@@ -18,6 +19,7 @@ import {
   toPet,
 } from './hot-path.js'
 import { pageParameters, prepareAll, sqlitePetsSchema, sqliteStatements } from './sqlite-statements.js'
+import { petsTable } from './store-options.js'
 
 /**
  * The few members of a D1 prepared statement this store uses: declared here
@@ -39,7 +41,10 @@ export interface D1Database {
 
 /** Options of {@link d1Store}. */
 export interface D1StoreOptions {
-  /** Table of pets. @default 'petstore_pets' */
+  /**
+   * Table of pets: a name as `sqliteStore` takes it, without `.` and of at most 53 bytes of
+   * UTF-8 (`<table>_status_id`, its index, fits in 63). @default 'petstore_pets'
+   */
   table?: string
 }
 
@@ -129,7 +134,10 @@ export function d1Store(db: D1Database, options: D1StoreOptions = {}): PetStore 
   if (typeof db?.prepare !== 'function' || typeof db.batch !== 'function') {
     throw new TypeError('d1Store: pass a D1 binding (env.DB), which has prepare() and batch()')
   }
-  const target: HotPathTarget = { table: options.table ?? 'petstore_pets', schema: undefined }
+  optionsObject('d1Store', 'options', options, "{ table: 'pets' }")
+  knownOptions('d1Store', options, ['table'])
+  // A name as sqliteStore takes it: the two stores share their SQL.
+  const target: HotPathTarget = { table: petsTable('d1Store', options.table), schema: undefined }
   let ready: Promise<HotPath> | undefined
   let closed = false
 

@@ -6,6 +6,7 @@
  */
 import { type Kysely, Migrator, sql } from 'kysely'
 import { PetstoreError } from '../errors.js'
+import { kindOf, optionsObject } from '../option-checks.js'
 import type { Pet } from '../schemas.js'
 import {
   type BuiltInStore,
@@ -22,19 +23,26 @@ import { categoryIdText, HOT_PATH, type HotPath, type OpenHotPath, type PetRow, 
 import { querySpanPlugin } from './kysely-spans.js'
 import { migrations, sqlFamily } from './migrations.js'
 import type { DbSystem } from './query-spans.js'
+import { KYSELY_STORE_OPTIONS, sqlStoreOptions } from './store-options.js'
 
 /** Options of {@link kyselyStore}. */
 export interface KyselyStoreOptions {
-  /** Table of pets. @default 'petstore_pets' */
+  /**
+   * Table of pets: a name without `.`, of at most 53 bytes of UTF-8 (48 when `migrationTable` is
+   * left to its default), so that every name the store makes of it (`<table>_status_id`,
+   * `<table>_migration_lock`) fits in the 63 bytes PostgreSQL keeps of a name. Checked on every
+   * database alike. @default 'petstore_pets'
+   */
   table?: string
   /**
-   * Table where applied migrations are recorded (and `<name>_lock`); one per pets table.
+   * Table where applied migrations are recorded (and `<name>_lock`); one per pets table, never
+   * `table` itself. A name without `.`, of at most 58 bytes of UTF-8 (`<name>_lock` fits in 63).
    * @default 'petstore_migration', or `<table>_migration` for a table of another name
    */
   migrationTable?: string
   /**
    * Schema of both tables (a PostgreSQL schema, a MySQL database), created on first use if
-   * missing. @default the connection's current schema
+   * missing: a non-empty name of at most 63 bytes of UTF-8. @default the connection's current schema
    */
   schema?: string
   /** Destroy the kysely instance on `close()`. Leave it off for a database your application owns. @default false */
@@ -202,17 +210,19 @@ function readsNow(statements: HotPath): StoreNow {
  * ```
  */
 export function kyselyStore(given: Kysely<any>, options: KyselyStoreOptions = {}): PetStore {
+  if (typeof given?.getExecutor !== 'function' || typeof given.withPlugin !== 'function') {
+    throw new TypeError(`kyselyStore: pass a Kysely instance (new Kysely({ dialect })), got ${kindOf(given)}`)
+  }
+  optionsObject('kyselyStore', 'options', options, "{ table: 'pets' }")
+  // The SQL stores over this one have checked their options in their own name: these pass.
+  const { table, migrationTable, schema: givenSchema } = sqlStoreOptions('kyselyStore', options, KYSELY_STORE_OPTIONS)
   const openHotPath = (options as InternalKyselyStoreOptions)[HOT_PATH]
-  const table = options.table ?? 'petstore_pets'
-  // Migrations recorded for one pets table must not pass for another: each gets its own record.
-  const migrationTable =
-    options.migrationTable ?? (table === 'petstore_pets' ? 'petstore_migration' : `${table}_migration`)
   const family = sqlFamily(given)
   /** `db.system` of the query spans; a MySQL-family server says at migration whether it is MariaDB. */
   let system: DbSystem = family === 'postgres' ? 'postgresql' : family
   // Query spans for what goes through kysely (see kysely-spans.ts): the same executor, one plugin more.
   const db = given.withPlugin(querySpanPlugin(() => system))
-  let schemaName = options.schema
+  let schemaName = givenSchema
   let scoped = schemaName ? db.withSchema(schemaName) : db
   let ready: Promise<void> | undefined
   let closing: Promise<void> | undefined
@@ -226,7 +236,7 @@ export function kyselyStore(given: Kysely<any>, options: KyselyStoreOptions = {}
   let now: StoreNow | undefined
 
   async function migrate(): Promise<void> {
-    let schema = options.schema
+    let schema = givenSchema
     if (schema === undefined && family === 'postgres') {
       // The Migrator looks for its tables in every schema unless told one: name the one tables go to.
       const { rows } = await sql<{ schema: string | null }>`select current_schema() as schema`.execute(db)

@@ -5,15 +5,20 @@
  * @module
  */
 
+import * as v from 'valibot'
+import { knownOptions, optionsObject, shown } from '../option-checks.js'
 import { petRecord } from '../pet-record.js'
-import type { NewPet, Pet, PetStatus } from '../schemas.js'
+import { type NewPet, NewPetSchema, type Pet, type PetStatus } from '../schemas.js'
 import { type BuiltInStore, builtIn, type ListQuery, NOW, type PetStore, type StoreNow } from '../store.js'
 
 /** Options of {@link memoryStore}. */
 export interface MemoryStoreOptions {
   /**
    * Pets to start with. Those with an `id` keep it; the others get the next
-   * ids in order. @default []
+   * ids in order. Each must be a pet the API would take (`POST /pets`): a name
+   * of 1 to 255 characters, an integer `categoryId` (a `number` within
+   * ±(2^53−1), a `bigint` beyond), a known `status` or none; else `memoryStore`
+   * throws, naming the pet and the field. @default []
    */
   pets?: ReadonlyArray<NewPet | Pet>
 }
@@ -49,6 +54,41 @@ function frozen<T extends Pet | undefined>(pet: T): T {
   return pet === undefined ? pet : Object.freeze(pet)
 }
 
+/** A seeded pet as the API would take it, and the id it was given with, if any. */
+interface Seed {
+  id: unknown
+  pet: NewPet
+}
+
+/**
+ * `pets` checked as the API checks a new pet: a seeded pet is served as it is, never checked
+ * again, so a pet without a name would be served as `"name":"undefined"` and a `categoryId` of
+ * `NaN` as invalid JSON. Each pet comes out as the schema gives it (a `bigint` within the safe
+ * range as a `number`, as the other stores give it back).
+ */
+function seeds(pets: unknown): Seed[] {
+  if (pets === undefined) return []
+  if (!Array.isArray(pets)) {
+    const got = typeof pets === 'object' && pets !== null ? 'an object' : shown(pets)
+    throw new TypeError(`memoryStore: pets must be an array of pets, got ${got}`)
+  }
+  return pets.map((given: unknown, index) => {
+    const where = `memoryStore: pets[${index}]`
+    if (typeof given !== 'object' || given === null) {
+      throw new TypeError(`${where} must be a pet, { name, categoryId, status? }, got ${shown(given)}`)
+    }
+    const result = v.safeParse(NewPetSchema, given, { abortPipeEarly: true })
+    if (!result.success) {
+      const issue = result.issues[0]
+      // A missing key is reported by its object (see validate.ts): say what is wrong with the key.
+      const message = issue.kind === 'schema' && issue.received === 'undefined' ? 'is required' : issue.message
+      const path = v.getDotPath(issue)
+      throw new TypeError(`${where}${path === null ? '' : `.${path}`}: ${message}`)
+    }
+    return { id: (given as { id?: unknown }).id, pet: result.output }
+  })
+}
+
 /**
  * A store in memory. Ids only grow, so every list below is sorted by
  * appending: a page is a binary search plus a slice, O(log n + limit),
@@ -63,6 +103,9 @@ function frozen<T extends Pet | undefined>(pet: T): T {
  * ```
  */
 export function memoryStore(options: MemoryStoreOptions = {}): PetStore {
+  optionsObject('memoryStore', 'options', options, "{ pets: [{ name: 'Rex', categoryId: 1 }] }")
+  knownOptions('memoryStore', options, ['pets'])
+  const seeded = seeds(options.pets)
   const all: Pet[] = []
   const byStatus: Record<PetStatus, Pet[]> = { available: [], pending: [], sold: [] }
   let lastId = 0
@@ -73,17 +116,15 @@ export function memoryStore(options: MemoryStoreOptions = {}): PetStore {
     lastId = pet.id
   }
 
-  const seeded = options.pets ?? []
-  const withIds = seeded.filter((pet): pet is Pet => 'id' in pet && pet.id !== undefined)
-  for (const pet of [...withIds].sort((a, b) => a.id - b.id)) {
+  const withIds = seeded.filter((seed): seed is Seed & { id: number } => seed.id !== undefined)
+  for (const { id, pet } of [...withIds].sort((a, b) => a.id - b.id)) {
     // Sorted, so a duplicate is the id just added.
-    if (!Number.isSafeInteger(pet.id) || pet.id < 1 || pet.id === lastId) {
-      throw new TypeError(`memoryStore: seeded pet ids must be unique positive integers, got ${pet.id}`)
+    if (!Number.isSafeInteger(id) || id < 1 || id === lastId) {
+      throw new TypeError(`memoryStore: seeded pet ids must be unique positive integers, got ${shown(id)}`)
     }
-    add(recordOf(pet.id, pet))
+    add(recordOf(id, pet))
   }
-  const given = new Set<NewPet | Pet>(withIds)
-  for (const pet of seeded) if (!given.has(pet)) add(recordOf(lastId + 1, pet))
+  for (const { id, pet } of seeded) if (id === undefined) add(recordOf(lastId + 1, pet))
 
   // Every call answers at once: the handler reads through these (see NOW), the async contract wraps them
   // (and freezes what it gives out).

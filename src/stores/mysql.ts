@@ -6,15 +6,19 @@
 import { Kysely, MysqlDialect, type MysqlPool, type MysqlPoolConnection } from 'kysely'
 import type { ExecuteValues, Pool, PoolConnection, PoolOptions } from 'mysql2'
 import { PetstoreError } from '../errors.js'
+import { kindOf, optionsObject } from '../option-checks.js'
 import type { PetStore } from '../store.js'
 import { HOT_PATH, type HotPathTarget } from './hot-path.js'
 import { type KyselyStoreOptions, kyselyStore } from './kysely.js'
 import { type MysqlRunner, type MysqlSession, mysqlHotPath } from './mysql-hot-path.js'
+import { connectionSettings, nothingBesidePool, sqlStoreOptions, timeoutMs } from './store-options.js'
 
 /**
  * Where the store connects: a URL, for a pool the store creates (with any
- * other `mysql2` pool setting beside it), or a pool your application owns
- * (the callback pool of `mysql2`'s `createPool`, not `mysql2/promise`).
+ * other `mysql2` pool setting beside it; `connectTimeout` a whole number of ms
+ * from 0 to 2147483647), or a pool your application owns, and nothing beside it
+ * (the callback pool of `mysql2`'s `createPool`, not `mysql2/promise`: a
+ * promise pool is refused; its `.pool` is the callback pool).
  */
 export type MysqlConnection = ({ uri: string } & Omit<PoolOptions, 'uri'>) | { pool: Pool }
 
@@ -25,7 +29,7 @@ export interface MysqlStoreOptions extends Omit<KyselyStoreOptions, 'destroyOnCl
    * and the request answered 503 (a server that went silent without closing). 0 waits for ever.
    * On the API's reads and creates the bound is kept by one sweep for all statements, a quarter
    * of this apart (at least 10 ms, at most a second), so a statement fails up to that much later.
-   * @default 15000
+   * A whole number from 0 to 2147483647. @default 15000
    */
   queryTimeoutMillis?: number
 }
@@ -247,6 +251,40 @@ async function openPool(options: PoolOptions): Promise<Pool> {
   return createPool({ ...POOL_DEFAULTS, ...options })
 }
 
+/** The options {@link mysqlStore} takes (`schema` too, a MySQL database, which its type leaves out). */
+const OPTIONS = ['table', 'migrationTable', 'schema', 'batchCreates', 'queryTimeoutMillis'] as const
+
+/**
+ * Throws unless `connection` is a {@link MysqlConnection}. Nothing from it is shown: a URL or a
+ * pool's settings may hold a password.
+ */
+function checkConnection(connection: MysqlConnection): void {
+  if (typeof connection === 'string') throw new TypeError("mysqlStore: pass { uri: '…' }, not the URL alone")
+  optionsObject('mysqlStore', 'the connection', connection, "{ uri: 'mysql://…' } or { pool }")
+  if ('pool' in connection) {
+    const { pool, ...beside } = connection as { pool: unknown }
+    const given = pool as Partial<Record<'getConnection' | 'promise' | 'pool', unknown>> | null
+    if (typeof given?.getConnection !== 'function') {
+      throw new TypeError(`mysqlStore: pool must be a mysql2 pool, with getConnection(), got ${kindOf(pool)}`)
+    }
+    // mysql2/promise's pool wraps the callback pool as `.pool`, and has no promise() of its own.
+    // Its getConnection() takes no callback: every request would wait for ever.
+    if (typeof given.promise !== 'function' && typeof given.pool === 'object' && given.pool !== null) {
+      throw new TypeError(
+        "mysqlStore: pool is a mysql2/promise pool; pass the callback pool: its .pool, or createPool from 'mysql2'",
+      )
+    }
+    nothingBesidePool('mysqlStore', beside)
+    return
+  }
+  const config = connectionSettings('mysqlStore', connection, {
+    urlName: 'uri',
+    meant: { url: 'uri', connectionString: 'uri' },
+    storeOptions: OPTIONS,
+  })
+  if (config.connectTimeout !== undefined) timeoutMs('mysqlStore', 'connectTimeout', config.connectTimeout)
+}
+
 /**
  * A store in a MySQL or MariaDB database. `mysql2` is loaded on first use, so
  * importing this module costs nothing until then. With a `uri` the store
@@ -263,7 +301,11 @@ async function openPool(options: PoolOptions): Promise<Pool> {
  * ```
  */
 export function mysqlStore(connection: MysqlConnection, options: MysqlStoreOptions = {}): PetStore {
+  checkConnection(connection)
+  optionsObject('mysqlStore', 'options', options, "{ table: 'pets' }")
+  sqlStoreOptions('mysqlStore', options, OPTIONS)
   const { queryTimeoutMillis = 15_000, ...rest } = options
+  timeoutMs('mysqlStore', 'queryTimeoutMillis', queryTimeoutMillis)
   /** The pool, once there is one: kysely lends its connections, the hot path executes on them directly. */
   let pool: Pool | undefined = 'pool' in connection ? connection.pool : undefined
   const dialect = new MysqlDialect({

@@ -6,14 +6,19 @@
 import { Kysely, PostgresDialect, type PostgresPool } from 'kysely'
 import type { Pool, PoolClient, PoolConfig } from 'pg'
 import { PetstoreError } from '../errors.js'
+import { kindOf, optionsObject } from '../option-checks.js'
 import type { PetStore } from '../store.js'
 import { HOT_PATH, type HotPathTarget } from './hot-path.js'
 import { type KyselyStoreOptions, kyselyStore } from './kysely.js'
 import { postgresHotPath } from './postgres-hot-path.js'
+import { connectionSettings, nothingBesidePool, sqlStoreOptions, timeoutMs } from './store-options.js'
 
 /**
  * Where the store connects: a URL, for a pool the store creates (with any
- * other `pg.Pool` setting beside it), or a pool your application owns.
+ * other `pg.Pool` setting beside it), or a pool your application owns (and
+ * nothing beside it). The timeouts the store sets a default for,
+ * `connectionTimeoutMillis`, `statement_timeout` and `query_timeout`, are
+ * whole numbers of ms from 0 (no timeout) to 2147483647.
  */
 export type PostgresConnection = ({ connectionString: string } & Omit<PoolConfig, 'connectionString'>) | { pool: Pool }
 
@@ -78,6 +83,48 @@ async function createPool(config: PoolConfig): Promise<Pool> {
   return pool
 }
 
+/** The pg settings the store gives a default (see POOL_DEFAULTS): timeouts in ms, 0 for none. */
+const TIMEOUTS = ['connectionTimeoutMillis', 'statement_timeout', 'query_timeout'] as const
+
+/** The options {@link postgresStore} takes. */
+const OPTIONS = ['schema', 'table', 'migrationTable', 'batchCreates'] as const
+
+/**
+ * Throws unless `connection` is a {@link PostgresConnection}. Nothing from it is shown: a URL
+ * or a pool's settings may hold a password.
+ */
+function checkConnection(connection: PostgresConnection): void {
+  if (typeof connection === 'string') {
+    throw new TypeError("postgresStore: pass { connectionString: '…' }, not the URL alone")
+  }
+  optionsObject('postgresStore', 'the connection', connection, "{ connectionString: 'postgres://…' } or { pool }")
+  if ('pool' in connection) {
+    const { pool, ...beside } = connection as { pool: unknown }
+    const given = pool as Partial<Record<'connect' | 'query' | 'escapeIdentifier' | 'totalCount', unknown>> | null
+    if (typeof given?.connect !== 'function' || typeof given.query !== 'function') {
+      throw new TypeError(`postgresStore: pool must be a pg.Pool, with connect() and query(), got ${kindOf(pool)}`)
+    }
+    // A pg.Client has both, but its connect() opens itself instead of lending a client.
+    if (typeof given.escapeIdentifier === 'function' && !('totalCount' in given)) {
+      throw new TypeError('postgresStore: pool is a pg.Client, one connection: pass a pg.Pool')
+    }
+    nothingBesidePool('postgresStore', beside)
+    return
+  }
+  // An empty config is pg's own default: it reads PGHOST, PGUSER… from the environment.
+  const config = connectionSettings('postgresStore', connection, {
+    urlName: 'connectionString',
+    meant: { url: 'connectionString', uri: 'connectionString' },
+    storeOptions: OPTIONS,
+  })
+  for (const name of TIMEOUTS) {
+    const value = config[name]
+    // pg's own word for no statement timeout.
+    if (value === undefined || (value === false && name === 'statement_timeout')) continue
+    timeoutMs('postgresStore', name, value)
+  }
+}
+
 /**
  * A store in a PostgreSQL database. `pg` is loaded on first use, so importing
  * this module costs nothing until then; pg's global type parsers are left
@@ -103,6 +150,14 @@ async function createPool(config: PoolConfig): Promise<Pool> {
  * ```
  */
 export function postgresStore(connection: PostgresConnection, options: PostgresStoreOptions = {}): PetStore {
+  checkConnection(connection)
+  optionsObject('postgresStore', 'options', options, "{ schema: 'pets' }")
+  if ('queryTimeoutMillis' in options) {
+    throw new TypeError(
+      'postgresStore: unknown option "queryTimeoutMillis": pg\'s timeouts go with the connection, as query_timeout and statement_timeout',
+    )
+  }
+  sqlStoreOptions('postgresStore', options, OPTIONS)
   /** The pool, once there is one: kysely lends its connections, the hot path queries it directly. */
   let pool: Pool | undefined = 'pool' in connection ? connection.pool : undefined
   const dialect = new PostgresDialect({

@@ -5,6 +5,7 @@
  * @module
  */
 import { Kysely, SqliteDialect } from 'kysely'
+import { misnamedOptions, optionsObject, shown } from '../option-checks.js'
 import type { NewPet } from '../schemas.js'
 import type { JsonPage, ListQuery, PetStore } from '../store.js'
 import { tracing } from '../tracing.js'
@@ -31,14 +32,22 @@ import {
   type ValuesStatement,
 } from './sqlite-drivers.js'
 import { pageParameters, prepareAll, sqliteStatements } from './sqlite-statements.js'
+import { sqlStoreOptions, timeoutMs } from './store-options.js'
 
 export type { SqliteDriver } from './sqlite-drivers.js'
 
 /** Options of {@link sqliteStore}. */
 export interface SqliteStoreOptions extends Omit<KyselyStoreOptions, 'destroyOnClose' | 'schema'> {
-  /** The database file (created if missing), or `':memory:'`. */
+  /**
+   * The database file (created if missing, in a directory that exists), or `':memory:'`.
+   * Required: a missing or empty `path` throws, where it once opened a database that vanished
+   * when the program ended.
+   */
   path: string
-  /** How long a write waits for another process's lock before failing. @default 5000 */
+  /**
+   * How long a write waits for another process's lock before failing, in ms: a whole number
+   * from 0 (fail at once) to 2147483647. @default 5000
+   */
   busyTimeoutMs?: number
   /**
    * The driver to use instead of the automatic choice: `'bun:sqlite'` under
@@ -157,6 +166,32 @@ function sqliteHotPath(database: DriverDatabase, target: HotPathTarget): HotPath
   }
 }
 
+/** The options {@link sqliteStore} takes. */
+const OPTIONS = ['path', 'busyTimeoutMs', 'driver', 'table', 'migrationTable', 'batchCreates'] as const
+
+/**
+ * Throws unless `options` are options of {@link sqliteStore}, with a `path`: without one, every
+ * driver opened a temporary database, and nothing stored outlived the program.
+ */
+function checkOptions(options: SqliteStoreOptions): void {
+  if (typeof options === 'string') {
+    throw new TypeError(`sqliteStore: pass { path: ${shown(options)} }, not the path alone`)
+  }
+  optionsObject('sqliteStore', 'options', options, "{ path: './pets.db' }")
+  misnamedOptions('sqliteStore', options, { filename: 'path', file: 'path', database: 'path' })
+  if ('schema' in options) {
+    throw new TypeError('sqliteStore: unknown option "schema": a SQLite file has no schemas, its path is the place')
+  }
+  sqlStoreOptions('sqliteStore', options, OPTIONS)
+  const { path } = options as { path: unknown }
+  if (path === undefined || path === null || path === '') {
+    throw new TypeError("sqliteStore: path is required: a file path, or ':memory:'")
+  }
+  if (typeof path !== 'string') {
+    throw new TypeError(`sqliteStore: path must be a string (a file path, or ':memory:'), got ${shown(path)}`)
+  }
+}
+
 /**
  * A store in a SQLite file. The driver is loaded on first use, so importing
  * this module costs nothing until then, and only the chosen driver is ever
@@ -177,7 +212,9 @@ function sqliteHotPath(database: DriverDatabase, target: HotPathTarget): HotPath
  * ```
  */
 export function sqliteStore(options: SqliteStoreOptions): PetStore {
+  checkOptions(options)
   const { path, busyTimeoutMs = 5000, driver, ...rest } = options
+  timeoutMs('sqliteStore', 'busyTimeoutMs', busyTimeoutMs)
   // A misspelt driver is a programming error: say so now, not at the first request.
   if (driver !== undefined) assertSqliteDriver(driver)
   /** The one connection, kysely's and the hot path's. */
