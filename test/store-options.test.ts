@@ -192,8 +192,10 @@ describe('sqliteStore', () => {
       process.execPath,
       [
         '-e',
-        `const db = new (require('better-sqlite3'))(${JSON.stringify(path)}); db.exec('begin immediate');
-         process.stdout.write('locked\\n'); setTimeout(() => db.exec('commit'), 300)`,
+        // The runtime's own SQLite where it has one: better-sqlite3's addon is built for one Node only.
+        `let db; try { db = new (require('node:sqlite').DatabaseSync)(${JSON.stringify(path)}) }
+         catch { db = new (require('better-sqlite3'))(${JSON.stringify(path)}) }
+         db.exec('begin immediate'); process.stdout.write('locked\\n'); setTimeout(() => db.exec('commit'), 300)`,
       ],
       { cwd: process.cwd(), stdio: ['ignore', 'pipe', 'inherit'] },
     )
