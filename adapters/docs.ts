@@ -10,7 +10,7 @@ import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { type DocsAssetLoader, withDocsEngine } from '../src/docs.js'
 import { type ApiAnswer, basePathOf, engineOf, fromRequest, toFetchHandler, toResponse } from '../src/exchange.js'
-import { knownOptions, optionalFunction, shown } from '../src/option-checks.js'
+import { knownOptions, optionalFunction, optionsObject, shown } from '../src/option-checks.js'
 
 export { DOCS_CSP, type DocsAsset, type DocsAssetLoader } from '../src/docs.js'
 
@@ -74,9 +74,7 @@ export function withDocs(
   if (typeof handler !== 'function') {
     throw new TypeError(`${owner}: handler must be a fetch handler, such as createPetstore's; got ${shown(handler)}`)
   }
-  if (typeof options !== 'object' || options === null) {
-    throw new TypeError(`${owner}: options must be an object, { basePath?, load? }; got ${shown(options)}`)
-  }
+  optionsObject(owner, 'options', options, '{ basePath?, load? }')
   knownOptions(owner, options, ['basePath', 'load'])
   const { basePath } = options
   if (basePath !== undefined && (typeof basePath !== 'string' || !(basePath === '' || basePath.startsWith('/')))) {

@@ -17,6 +17,7 @@ import {
   type Engine,
   engineOf,
   pending,
+  toResponse,
 } from '../src/exchange.js'
 import { setDefaults } from '../src/headers.js'
 import type { OnResponse } from '../src/observe.js'
@@ -91,7 +92,7 @@ async function answered(handler: FetchHandler, request: Request): Promise<Respon
     failure = error
   }
   console.error(`petstore-server/node: ${request.method} ${request.url} failed:`, failure)
-  return new Response(LAST_RESORT, { status: 500, headers: { 'content-type': 'application/json' } })
+  return toResponse(lastResort())
 }
 
 /** A host name, IPv4 or bracketed IPv6 address, with an optional port: what a `Host` header may say. */

@@ -26,7 +26,7 @@ import { deprecationHeaders, setDefaults } from './headers.js'
 import { type OnResponse, tell } from './observe.js'
 import { openApiDocument, type ServerEntry } from './openapi.js'
 import { createPet, getPet, listPets, type OperationContext } from './operations.js'
-import { knownOptions, optionalFunction, shown, wholeNumber } from './option-checks.js'
+import { knownOptions, optionalFunction, optionsObject, shown, wholeNumber } from './option-checks.js'
 import { requestId as idOf } from './request-id.js'
 import { ambiguousPath } from './request-path.js'
 import { parseOriginTarget, parseTarget, type Target } from './request-target.js'
@@ -284,11 +284,9 @@ export function createPetstore(options: PetstoreOptions): PetstoreHandler {
  * drives without building a `Request` or a `Response`.
  */
 export function createEngine(options: PetstoreOptions): Engine {
-  if (typeof options !== 'object' || options === null) {
-    throw new TypeError(`createPetstore: options must be an object, { store, keys }; got ${shown(options)}`)
-  }
+  optionsObject('createPetstore', 'options', options, '{ store, keys }')
   knownOptions('createPetstore', options, OPTION_NAMES)
-  checkStore(options.store)
+  const store = checkStore(options.store)
   const basePath = normalizeBasePath(options.basePath ?? '/v1')
   const maxBodyBytes = wholeNumber('createPetstore', 'maxBodyBytes', options.maxBodyBytes ?? 100 * 1024, { min: 1 })
   optionalFunction('createPetstore', 'onResponse', options.onResponse)
@@ -302,7 +300,7 @@ export function createEngine(options: PetstoreOptions): Engine {
   const cursors = cursorCodec(options.cursorSecret)
   const limits = (request: ApiRequest): Limits => ({ timeoutMs, signal: request.signal })
   /** One for every request: each store call is bounded by its request's signal and the timeout. */
-  const context: OperationContext = { store: guardStore(options.store, timeoutMs), basePath, maxBodyBytes, cursors }
+  const context: OperationContext = { store: guardStore(store, timeoutMs), basePath, maxBodyBytes, cursors }
   const documentText = JSON.stringify(openApiDocument(basePath, normalizeServers(options.servers)))
   const documentPath = `${basePath}/openapi.json`
   const petsPath = `${basePath}/pets`

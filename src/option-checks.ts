@@ -107,11 +107,9 @@ export const MAX_TIMER_MS = 2_147_483_647
  * would bind every interface) and a shutdown timeout that a timer can hold.
  */
 export function checkServeOptions(owner: string, options: unknown, known: readonly string[]): void {
-  if (typeof options !== 'object' || options === null) {
-    throw new TypeError(`${owner}: options must be an object, { handler, port?, hostname? }; got ${shown(options)}`)
-  }
-  knownOptions(owner, options, known)
-  const { handler, port, hostname, shutdownTimeoutMs } = options as Record<string, unknown>
+  const given = optionsObject(owner, 'options', options, '{ handler, port?, hostname? }')
+  knownOptions(owner, given, known)
+  const { handler, port, hostname, shutdownTimeoutMs } = given as Record<string, unknown>
   if (typeof handler !== 'function') {
     throw new TypeError(`${owner}: handler must be a fetch handler, (request) => Response; got ${shown(handler)}`)
   }
