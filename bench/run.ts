@@ -7,12 +7,14 @@
 //
 //   npm run bench -- [--duration 5] [--rounds 3] [--json] [--loadgen wrk|autocannon]
 //                    [--only memory,sqlite,postgres,mysql,embedded,runtimes]
-//                    [--scenarios list,filtered,get,create,unauthorized] [--ours-cmd "CMD ARGS"]
+//                    [--scenarios list,filtered,get,create,unauthorized,missing,invalid]
+//                    [--ours-cmd "CMD ARGS"]
 //                    [--at-once ours|all|off]
 //
 // Scenarios: list (?limit=20), filtered (?status=sold&limit=100), get (one pet),
 // create (POST), unauthorized (list with a wrong key: a 401, the cost of a
-// refusal). Every server is checked first: same seeded data as ours, same
+// refusal); by name only, missing (a pet that is not there: a 404) and invalid (a
+// create the validation refuses: a 400). Every server is checked first: same seeded data as ours, same
 // answers as ours to a set of probes, byte for byte, headers included
 // (bench/parity.ts), and each scenario's answer before it is measured.
 //
@@ -105,6 +107,7 @@ import {
 import { runtimeServers } from './runtimes.js'
 import {
   buildScenarios,
+  DEFAULT_SCENARIOS,
   probe,
   SCENARIO_NAMES,
   type Scenario,
@@ -223,7 +226,10 @@ function parseOptions(): Options {
     rounds: wholeNumber('--rounds', values.rounds),
     json: values.json,
     groups: nameList('--only', values.only, GROUP_NAMES),
-    scenarios: nameList('--scenarios', values.scenarios, SCENARIO_NAMES),
+    scenarios:
+      values.scenarios === undefined
+        ? [...DEFAULT_SCENARIOS]
+        : nameList('--scenarios', values.scenarios, SCENARIO_NAMES),
     ours: oursCommand(values['ours-cmd']),
     loadgen: loadgen ?? 'autocannon',
     atOnce,

@@ -4,8 +4,14 @@
 export const SEED_COUNT = 1_000
 const SEED_STATUSES = ['available', 'pending', 'sold', undefined] as const
 
-export const SCENARIO_NAMES = ['list', 'filtered', 'get', 'create', 'unauthorized'] as const
+export const SCENARIO_NAMES = ['list', 'filtered', 'get', 'create', 'unauthorized', 'missing', 'invalid'] as const
 export type ScenarioName = (typeof SCENARIO_NAMES)[number]
+/**
+ * What `npm run bench` measures unless `--scenarios` says otherwise: issue #11's five. The two
+ * error answers (`missing`, a 404; `invalid`, a 400) are asked for by name, so that a full run
+ * keeps its length.
+ */
+export const DEFAULT_SCENARIOS: readonly ScenarioName[] = ['list', 'filtered', 'get', 'create', 'unauthorized']
 
 export interface RequestSpec {
   method: 'GET' | 'POST'
@@ -17,7 +23,7 @@ export interface RequestSpec {
 
 export interface Scenario {
   request: RequestSpec
-  /** The status every answer must have (2xx but for `unauthorized`). */
+  /** The status every answer must have (2xx but for `unauthorized`, `missing` and `invalid`). */
   status: number
   /** Describes how a response differs from what a correct server returns, if it does. */
   check(body: unknown): string | undefined
@@ -67,6 +73,12 @@ function arrayOf(length: number, body: unknown, each?: (item: Record<string, unk
   return undefined
 }
 
+/** An id no seeded pet has, and no create during a run reaches. */
+const MISSING_ID = 9_007_199_254_740_991
+
+const errorCode = (body: unknown, code: string): string | undefined =>
+  (body as { code?: unknown } | null)?.code === code ? undefined : `expected a ${code} Error`
+
 export function buildScenarios(key: string, seeded: SeedResult): Record<ScenarioName, Scenario> {
   return {
     list: {
@@ -100,6 +112,23 @@ export function buildScenarios(key: string, seeded: SeedResult): Record<Scenario
       status: 401,
       check: (body) =>
         (body as { code?: unknown } | null)?.code === 'unauthorized' ? undefined : 'expected an unauthorized Error',
+    },
+    // A client asking for a pet that is not there (deleted, mistyped, or a scan over ids): a 404.
+    missing: {
+      request: { method: 'GET', path: `/pets/${MISSING_ID}`, headers: authHeaders(key) },
+      status: 404,
+      check: (body) => errorCode(body, 'not_found'),
+    },
+    // A create the validation refuses, with the field named in `details`: a 400.
+    invalid: {
+      request: {
+        method: 'POST',
+        path: '/pets',
+        headers: jsonHeaders(key),
+        body: JSON.stringify({ name: '', categoryId: 7, status: 'available' }),
+      },
+      status: 400,
+      check: (body) => errorCode(body, 'validation_error'),
     },
   }
 }

@@ -6,7 +6,7 @@
  */
 
 import { Deferred } from './deferred.js'
-import { PetstoreError } from './errors.js'
+import { PetstoreError, Refusal } from './errors.js'
 import type { ApiAnswer, ApiRequest } from './exchange.js'
 import { withExactIntegers } from './json-int64.js'
 
@@ -19,13 +19,15 @@ function isJson(contentType: string): boolean {
 }
 
 const bodyRequired = () =>
-  new PetstoreError(400, 'validation_error', 'body: is required (a JSON object with name and categoryId)', {
-    details: [{ path: 'body', message: 'is required' }],
-  })
+  new Refusal(400, 'validation_error', 'body: is required (a JSON object with name and categoryId)', [
+    { path: 'body', message: 'is required' },
+  ])
 
-/** The 413 of a body past `maxBytes`; an adapter's `readText` rejects with it too. */
+const tooLargeMessage = (maxBytes: number) => `Request body is larger than ${maxBytes} bytes`
+
+/** The 413 of a body past `maxBytes`, for an adapter's `readText` to reject with. */
 export const tooLarge = (maxBytes: number): PetstoreError =>
-  new PetstoreError(413, 'payload_too_large', `Request body is larger than ${maxBytes} bytes`)
+  new PetstoreError(413, 'payload_too_large', tooLargeMessage(maxBytes))
 
 /**
  * Reads at most `maxBytes` of the body and stops reading as soon as more
@@ -74,12 +76,12 @@ export function utf8Text(bytes: Uint8Array): string {
 }
 
 /**
- * Reads the JSON body of `request` and hands it to `use`. Throws at once (no
- * promise) 415 for another media type, 413 for a declared length past
- * `maxBytes` and 400 `validation_error` for no body; the answer to come fails
- * with 413 for a body that grows past `maxBytes`, 400 `invalid_json` for bytes
- * that are not UTF-8 JSON or a body broken off, and 400 `validation_error` for
- * an empty one, and with whatever `use` throws. The top-level `exactIntegers`
+ * Reads the JSON body of `request` and hands it to `use`. Refuses at once (no
+ * promise) with 415 for another media type, 413 for a declared length past
+ * `maxBytes` and 400 `validation_error` for no body; the answer to come is 413
+ * for a body that grows past `maxBytes`, 400 `invalid_json` for bytes that are
+ * not UTF-8 JSON or a body broken off, and 400 `validation_error` for an empty
+ * one, or whatever `use` answers or throws. The top-level `exactIntegers`
  * keys keep integers beyond 2^53 exactly, as bigints.
  *
  * Not an async function, and `use` runs in the step that parses: a create is
@@ -93,20 +95,27 @@ export function readJson(
   maxBytes: number,
   exactIntegers: readonly string[],
   use: (body: unknown) => ApiAnswer | Promise<ApiAnswer>,
-): Deferred<string> {
+): Deferred<string> | Refusal {
   const contentType = request.header('content-type')
   const length = request.header('content-length')
   // Over HTTP a POST without a body still has one, empty: `content-length: 0` says so.
   const body = length === '0' ? null : request.body()
   if (contentType === null ? body !== null : !isJson(contentType)) {
-    throw new PetstoreError(415, 'unsupported_media_type', 'Request body must be application/json')
+    return new Refusal(415, 'unsupported_media_type', 'Request body must be application/json')
   }
-  if (body === null) throw bodyRequired()
-  if (Number(length ?? Number.NaN) > maxBytes) throw tooLarge(maxBytes)
+  if (body === null) return bodyRequired()
+  if (Number(length ?? Number.NaN) > maxBytes) return new Refusal(413, 'payload_too_large', tooLargeMessage(maxBytes))
   // A carrier that reads the body whole does so without a promise per chunk.
   const read = request.readText ? request.readText(maxBytes) : readLimited(body, maxBytes).then(utf8Text)
   // `unreadable` sees the read's failures only; what `use` throws is answered as it is.
-  return new Deferred(read, (text) => use(jsonOf(text, exactIntegers)), unreadable)
+  return new Deferred(
+    read,
+    (text) => {
+      const parsed = jsonOf(text, exactIntegers)
+      return parsed instanceof Refusal ? parsed : use(parsed)
+    },
+    unreadable,
+  )
 }
 
 function unreadable(error: unknown): PetstoreError {
@@ -115,14 +124,14 @@ function unreadable(error: unknown): PetstoreError {
   return new PetstoreError(400, 'invalid_json', 'Request body could not be read to its end')
 }
 
-/** The body's text as JSON: not blank, then parsed. */
+/** The body's text as JSON (never a Refusal: JSON holds none), or the 400 for a blank or broken one. */
 function jsonOf(text: string, exactIntegers: readonly string[]): unknown {
-  if (text.trim() === '') throw bodyRequired()
+  if (text.trim() === '') return bodyRequired()
   let parsed: unknown
   try {
     parsed = JSON.parse(text)
   } catch {
-    throw new PetstoreError(400, 'invalid_json', 'Request body is not valid JSON')
+    return new Refusal(400, 'invalid_json', 'Request body is not valid JSON')
   }
   return withExactIntegers(text, parsed, exactIntegers)
 }

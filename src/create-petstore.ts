@@ -244,9 +244,8 @@ function reporter(onError: NonNullable<PetstoreOptions['onError']>) {
 const AMBIGUOUS_PATH =
   'The request path is ambiguous: it holds a backslash, a dot segment (. or .., also as %2e) or an encoded / or \\ (%2f, %5c)'
 
-const notAllowed = (allow: string) => () => {
-  throw new PetstoreError(405, 'method_not_allowed', `Method not allowed; use ${allow}`, { headers: { allow } })
-}
+const notAllowed = (allow: string) =>
+  fixedAnswer(new PetstoreError(405, 'method_not_allowed', `Method not allowed; use ${allow}`, { headers: { allow } }))
 
 /** What `route` gives, as a plain promise where a deferred answer is waited on by a caller of its own. */
 const promised = (result: ApiAnswer | Promise<ApiAnswer> | Deferred<string>) =>
@@ -344,9 +343,7 @@ export function createEngine(options: PetstoreOptions): Engine {
     .all('/openapi.json', notAllowed('GET, HEAD'))
     .all('/pets', notAllowed('GET, HEAD, POST'))
     .all('/pets/:petId', notAllowed('GET, HEAD'))
-    .all('*', () => {
-      throw new PetstoreError(404, 'not_found', 'No such route')
-    })
+    .all('*', noRoute)
 
   /**
    * The three operations are found without the router: it would parse the URL

@@ -6,7 +6,7 @@
 import { readJson } from './body.js'
 import type { CursorCodec } from './cursor.js'
 import type { Deferred } from './deferred.js'
-import { PetstoreError } from './errors.js'
+import { Refusal } from './errors.js'
 import { type AbortLike, type ApiAnswer, type ApiRequest, jsonAnswer } from './exchange.js'
 import type { GuardedStore } from './guarded-store.js'
 import { listQueryOf, newPetOf, petIdOf } from './inputs.js'
@@ -26,7 +26,10 @@ export interface OperationContext {
 
 const KNOWN_QUERY = ['limit', 'status', 'cursor'] as const
 
-/** `GET /pets`: one page, and a `Link: rel="next"` when more pets match; at once where the store answers at once. */
+/**
+ * `GET /pets`: one page, and a `Link: rel="next"` when more pets match; at once where the store answers at once.
+ * Like every operation here, it returns its refusals (a {@link Refusal}) rather than throwing them.
+ */
 export function listPets(
   target: Target,
   context: OperationContext,
@@ -34,14 +37,16 @@ export function listPets(
 ): ApiAnswer | Promise<ApiAnswer> {
   const values = singleValues(target.query, KNOWN_QUERY)
   if (typeof values === 'string') {
-    throw new PetstoreError(400, 'validation_error', `${values}: must be given at most once`, {
-      details: [{ path: values, message: 'must be given at most once' }],
-    })
+    return new Refusal(400, 'validation_error', `${values}: must be given at most once`, [
+      { path: values, message: 'must be given at most once' },
+    ])
   }
   const query = listQueryOf({ limit: values[0], status: values[1], cursor: values[2] })
+  if (query instanceof Refusal) return query
   const { status, limit } = query
   // A cursor continues the walk over one `status` only: another status would skip pets silently.
   const after = query.cursor === undefined ? undefined : context.cursors.decode(query.cursor, status)
+  if (after instanceof Refusal) return after
   // The store writes the page's JSON itself where it can (a SQL database does it faster than rows become objects).
   const page = context.store.page({ status, limit, after }, signal)
   return page instanceof Promise
@@ -66,10 +71,14 @@ function pageAnswer(
 /** Body keys whose integers are read digit for digit (int64, beyond what a JSON number holds). */
 const EXACT_INTEGERS = ['categoryId']
 
-/** `POST /pets`: 201 with the stored pet and its `Location`. Checks that need no body throw at once. */
-export function createPet(request: ApiRequest, { store, basePath, maxBodyBytes }: OperationContext): Deferred<string> {
+/** `POST /pets`: 201 with the stored pet and its `Location`. Checks that need no body refuse at once. */
+export function createPet(
+  request: ApiRequest,
+  { store, basePath, maxBodyBytes }: OperationContext,
+): Deferred<string> | Refusal {
   return readJson(request, maxBodyBytes, EXACT_INTEGERS, (body) => {
     const input = newPetOf(body)
+    if (input instanceof Refusal) return input
     const pet = store.create(input, request.signal)
     return pet instanceof Promise ? pet.then((stored) => created(stored, basePath)) : created(pet, basePath)
   })
@@ -94,6 +103,7 @@ export function getPet(
     }
   }
   const id = petIdOf(text)
+  if (id instanceof Refusal) return id
   // An int64 beyond the safe range is well-formed, but no pet can have it.
   if (!Number.isSafeInteger(id)) return petAnswer(undefined, text)
   const pet = store.get(id, signal)
@@ -101,6 +111,6 @@ export function getPet(
 }
 
 function petAnswer(pet: Pet | undefined, text: string): ApiAnswer {
-  if (!pet) throw new PetstoreError(404, 'not_found', `No pet with id ${text}`)
+  if (!pet) return new Refusal(404, 'not_found', `No pet with id ${text}`)
   return jsonAnswer(petJson(pet))
 }

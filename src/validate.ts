@@ -1,11 +1,12 @@
 /**
  * Runs valibot schemas and turns their issues into one 400
- * `validation_error` whose message names every offending field.
+ * `validation_error` whose message names every offending field: a
+ * {@link Refusal} returned, not thrown (see it for why).
  *
  * @module
  */
 import * as v from 'valibot'
-import { type ErrorDetail, PetstoreError } from './errors.js'
+import { type ErrorDetail, Refusal } from './errors.js'
 
 function detail(issue: v.BaseIssue<unknown>, where: string): ErrorDetail {
   const path = v.getDotPath(issue) ?? where
@@ -14,22 +15,26 @@ function detail(issue: v.BaseIssue<unknown>, where: string): ErrorDetail {
   return { path, message }
 }
 
-function invalid(details: ErrorDetail[]): PetstoreError {
+function invalid(details: ErrorDetail[]): Refusal {
   const message = details.map((d) => `${d.path}: ${d.message}`).join('; ')
-  return new PetstoreError(400, 'validation_error', message, { details })
+  return new Refusal(400, 'validation_error', message, details)
 }
 
 // One message per value: after the first failed check, the later ones would only repeat it.
 const CONFIG = { abortPipeEarly: true } as const
 
 /**
- * Parses `input` with `schema`, or throws 400 `validation_error`.
+ * `input` parsed by `schema`, or the 400 `validation_error` refusing it.
  * `where` names the value when the issue is about the whole input.
  */
-export function validate<S extends v.GenericSchema>(schema: S, input: unknown, where: string): v.InferOutput<S> {
+export function validate<S extends v.GenericSchema>(
+  schema: S,
+  input: unknown,
+  where: string,
+): v.InferOutput<S> | Refusal {
   const result = v.safeParse(schema, input, CONFIG)
   if (result.success) return result.output
-  throw invalid(result.issues.map((issue) => detail(issue, where)))
+  return invalid(result.issues.map((issue) => detail(issue, where)))
 }
 
 /**
@@ -41,7 +46,7 @@ export function validate<S extends v.GenericSchema>(schema: S, input: unknown, w
  * ```ts
  * const fields = new FieldChecks()
  * const limit = fields.check(ListQuerySchema.entries.limit, '500', 'limit')
- * fields.done() // throws 400: "limit: must be between 1 and 100"
+ * fields.refusal() // → the 400 Refusal: "limit: must be between 1 and 100"
  * ```
  */
 export class FieldChecks {
@@ -77,9 +82,9 @@ export class FieldChecks {
     return undefined
   }
 
-  /** Throws the 400 `validation_error` of every failed check, if one failed. */
-  done(): void {
-    if (this.details !== undefined) throw invalid(this.details)
+  /** The 400 `validation_error` of every failed check, if one failed. */
+  refusal(): Refusal | undefined {
+    return this.details === undefined ? undefined : invalid(this.details)
   }
 }
 
