@@ -7,14 +7,15 @@
 //
 //   npm run bench -- [--duration 5] [--rounds 3] [--json] [--loadgen wrk|autocannon]
 //                    [--only memory,sqlite,postgres,mysql,embedded,runtimes]
-//                    [--scenarios list,filtered,get,create,unauthorized,missing,invalid]
+//                    [--scenarios list,filtered,get,create,unauthorized,missing,invalid,noroute]
 //                    [--ours-cmd "CMD ARGS"]
 //                    [--at-once ours|all|off]
 //
 // Scenarios: list (?limit=20), filtered (?status=sold&limit=100), get (one pet),
 // create (POST), unauthorized (list with a wrong key: a 401, the cost of a
-// refusal); by name only, missing (a pet that is not there: a 404) and invalid (a
-// create the validation refuses: a 400). Every server is checked first: same seeded data as ours, same
+// refusal); by name only, missing (a pet that is not there: a 404), noroute (a path
+// the API does not have: a 404) and invalid (a create the validation refuses: a 400).
+// Every server is checked first: same seeded data as ours, same
 // answers as ours to a set of probes, byte for byte, headers included
 // (bench/parity.ts), and each scenario's answer before it is measured.
 //

@@ -4,12 +4,21 @@
 export const SEED_COUNT = 1_000
 const SEED_STATUSES = ['available', 'pending', 'sold', undefined] as const
 
-export const SCENARIO_NAMES = ['list', 'filtered', 'get', 'create', 'unauthorized', 'missing', 'invalid'] as const
+export const SCENARIO_NAMES = [
+  'list',
+  'filtered',
+  'get',
+  'create',
+  'unauthorized',
+  'missing',
+  'invalid',
+  'noroute',
+] as const
 export type ScenarioName = (typeof SCENARIO_NAMES)[number]
 /**
- * What `npm run bench` measures unless `--scenarios` says otherwise: issue #11's five. The two
- * error answers (`missing`, a 404; `invalid`, a 400) are asked for by name, so that a full run
- * keeps its length.
+ * What `npm run bench` measures unless `--scenarios` says otherwise: issue #11's five. The
+ * error answers (`missing` and `noroute`, 404s; `invalid`, a 400) are asked for by name, so
+ * that a full run keeps its length.
  */
 export const DEFAULT_SCENARIOS: readonly ScenarioName[] = ['list', 'filtered', 'get', 'create', 'unauthorized']
 
@@ -116,6 +125,12 @@ export function buildScenarios(key: string, seeded: SeedResult): Record<Scenario
     // A client asking for a pet that is not there (deleted, mistyped, or a scan over ids): a 404.
     missing: {
       request: { method: 'GET', path: `/pets/${MISSING_ID}`, headers: authHeaders(key) },
+      status: 404,
+      check: (body) => errorCode(body, 'not_found'),
+    },
+    // A path the API does not have, as a scan probes them: a 404.
+    noroute: {
+      request: { method: 'GET', path: '/nowhere', headers: authHeaders(key) },
       status: 404,
       check: (body) => errorCode(body, 'not_found'),
     },

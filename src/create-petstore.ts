@@ -350,8 +350,11 @@ export function createEngine(options: PetstoreOptions): Engine {
    * a second time, collect every query parameter and await a hook per step,
    * which costs a small answer several percent, and its answer is always a
    * promise where a store that answers at once lets ours be written in the same
-   * turn. Anything else goes to it. Trailing slashes are dropped as the
-   * router's patterns allow them.
+   * turn. So is a path the API does not have: a scan of probed paths is all
+   * 404s, and through the router each cost 1.37 times the yardstick's CPU
+   * (measured at once). The router serves the rest: the document, and the 405s
+   * of the known paths. Trailing slashes are dropped as the router's patterns
+   * allow them.
    */
   function route(request: Routed): ApiAnswer | Promise<ApiAnswer> | Deferred<string> {
     const path = trimSlashes(request.parsed.pathname)
@@ -361,9 +364,11 @@ export function createEngine(options: PetstoreOptions): Engine {
       request.deprecated = false
       if (read) return listPets(request.parsed, context, request.signal)
       if (method === 'POST') return createPet(request, context)
-    } else if (read && isPetPath(path)) {
+    } else if (isPetPath(path)) {
       request.deprecated = true
-      return getPet(path.slice(petPrefix.length), context, request.signal)
+      if (read) return getPet(path.slice(petPrefix.length), context, request.signal)
+    } else if (path !== documentPath) {
+      return noRoute()
     }
     return router.fetch(request) as Promise<ApiAnswer>
   }
