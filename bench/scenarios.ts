@@ -32,7 +32,7 @@ export interface RequestSpec {
 
 export interface Scenario {
   request: RequestSpec
-  /** The status every answer must have (2xx but for `unauthorized`, `missing` and `invalid`). */
+  /** The status every answer must have (2xx but for `unauthorized`, `missing`, `noroute` and `invalid`). */
   status: number
   /** Describes how a response differs from what a correct server returns, if it does. */
   check(body: unknown): string | undefined
