@@ -31,14 +31,14 @@ interface BunGlobal {
 export interface ServeOptions {
   handler: FetchHandler
   /** `0` picks a free port. @default 8080 */
-  port?: number
+  port?: number | undefined
   /** @default '127.0.0.1' */
-  hostname?: string
+  hostname?: string | undefined
   /**
    * How long {@link RunningServer.close} lets requests in flight finish before
    * it cuts the connections still open. @default 10_000
    */
-  shutdownTimeoutMs?: number
+  shutdownTimeoutMs?: number | undefined
 }
 
 /** A running server. */

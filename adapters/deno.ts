@@ -29,14 +29,14 @@ interface DenoGlobal {
 export interface ServeOptions {
   handler: FetchHandler
   /** `0` picks a free port. @default 8080 */
-  port?: number
+  port?: number | undefined
   /** @default '127.0.0.1' */
-  hostname?: string
+  hostname?: string | undefined
   /**
    * How long {@link RunningServer.close} waits for requests in flight.
    * @default 10_000
    */
-  shutdownTimeoutMs?: number
+  shutdownTimeoutMs?: number | undefined
 }
 
 /** A running server. */

@@ -9,7 +9,16 @@
 import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { type DocsAssetLoader, withDocsEngine } from '../src/docs.js'
-import { type ApiAnswer, basePathOf, engineOf, fromRequest, toFetchHandler, toResponse } from '../src/exchange.js'
+import {
+  type ApiAnswer,
+  basePathOf,
+  engineOf,
+  fromRequest,
+  onResponseOf,
+  toFetchHandler,
+  toResponse,
+} from '../src/exchange.js'
+import type { OnResponse } from '../src/observe.js'
 import { knownOptions, optionalFunction, optionsObject, shown } from '../src/option-checks.js'
 
 export { DOCS_CSP, type DocsAsset, type DocsAssetLoader } from '../src/docs.js'
@@ -23,9 +32,9 @@ export interface WithDocsOptions {
    * The base path given to `createPetstore`: the page is at `{basePath}/docs`.
    * @default the base path of `createPetstore`'s handler, else '/v1'
    */
-  basePath?: string
+  basePath?: string | undefined
   /** Where the renderer's files come from. @default swaggerUiAssets() */
-  load?: DocsAssetLoader
+  load?: DocsAssetLoader | undefined
 }
 
 /**
@@ -84,6 +93,7 @@ export function withDocs(
   const docsOptions = {
     basePath: basePath ?? basePathOf(engine) ?? '/v1',
     load: optionalFunction(owner, 'load', options.load) ?? swaggerUiAssets(),
+    onResponse: onResponseOf<OnResponse>(engine),
   }
   if (engine) return toFetchHandler(withDocsEngine(engine, docsOptions))
   const docs = withDocsEngine(async () => NOT_DOCS, docsOptions)

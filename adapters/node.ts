@@ -628,16 +628,16 @@ const missingHost = (request: IncomingMessage) =>
 export interface ServeOptions {
   handler: FetchHandler
   /** `0` picks a free port. @default 8080 */
-  port?: number
+  port?: number | undefined
   /** @default '127.0.0.1' */
-  hostname?: string
+  hostname?: string | undefined
   /**
    * Time a client has to send a request's line and headers. A client that sends
    * them byte by byte (a "slow loris"), or connects and sends nothing, gets a 408
    * and is disconnected. `0` turns the check off.
    * @default 10_000
    */
-  headersTimeoutMs?: number
+  headersTimeoutMs?: number | undefined
   /**
    * Time a client has to send a whole request, body included: an upload that
    * never ends gets a 408 and is disconnected. At least `headersTimeoutMs`
@@ -645,9 +645,9 @@ export interface ServeOptions {
    * 30 s only cuts clients slower than ~3 KiB/s.
    * @default 30_000
    */
-  requestTimeoutMs?: number
+  requestTimeoutMs?: number | undefined
   /** How long an idle keep-alive connection is kept open. @default 5_000 (Node's own) */
-  keepAliveTimeoutMs?: number
+  keepAliveTimeoutMs?: number | undefined
   /**
    * Connections open at once. At the cap, a new connection makes room by
    * closing the connection idle the longest (one that has sent no request yet,
@@ -660,7 +660,7 @@ export interface ServeOptions {
    * `Infinity` for no cap.
    * @default 1024
    */
-  maxConnections?: number
+  maxConnections?: number | undefined
   /**
    * Connections open at once from one client address; past it, that address's
    * own connection idle the longest is closed (and the newcomer if none is
@@ -668,7 +668,7 @@ export interface ServeOptions {
    * `0` for no cap.
    * @default 0
    */
-  maxConnectionsPerAddress?: number
+  maxConnectionsPerAddress?: number | undefined
   /**
    * Time a new connection has to send its first request head. A connection
    * that has sent nothing by then is closed (as an idle keep-alive one is); one
@@ -676,14 +676,14 @@ export interface ServeOptions {
    * have `headersTimeoutMs`. `0` turns the check off.
    * @default 5_000
    */
-  firstRequestTimeoutMs?: number
+  firstRequestTimeoutMs?: number | undefined
   /**
    * How long {@link RunningServer.close} waits for requests in flight before it
    * cuts the connections still open. Under Kubernetes' default 30 s grace
    * period with room to spare; the API's own requests take milliseconds.
    * @default 10_000
    */
-  shutdownTimeoutMs?: number
+  shutdownTimeoutMs?: number | undefined
   /**
    * Told of the answers written here rather than by the handler (a 408 to a
    * slow client, a 431, a 400 for malformed HTTP or a missing `Host`, a 405 to
@@ -692,7 +692,7 @@ export interface ServeOptions {
    * Their `method` and `url` are `''` where Node could not read the request,
    * `route` is `null`.
    */
-  onResponse?: OnResponse
+  onResponse?: OnResponse | undefined
 }
 
 /** A running server. */

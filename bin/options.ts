@@ -9,6 +9,7 @@ import { availableParallelism } from 'node:os'
 import { parseArgs } from 'node:util'
 import { keyProblem } from '../src/auth.js'
 import { originProblem } from '../src/cors.js'
+import { basePathProblem } from '../src/create-petstore.js'
 
 /** A command line the binary cannot run with: printed as one line, exit code 1. */
 export class UsageError extends Error {}
@@ -253,7 +254,8 @@ export function parseCli(argv: readonly string[], env: Record<string, string | u
   }
   const keys = [...fixedKeys, ...(keysFile ? readKeysFile(keysFile.path, keysFile.from) : [])]
   const basePath = values['base-path'] ?? '/v1'
-  if (!basePath.startsWith('/')) throw new UsageError(`--base-path must start with "/", got "${basePath}"`)
+  const basePathWrong = basePathProblem(basePath)
+  if (basePathWrong !== undefined) throw new UsageError(`--base-path ${basePathWrong}, got "${basePath}"`)
   const options: CliOptions = {
     port: values.port !== undefined ? parsePort(values.port, '--port') : env.PORT ? parsePort(env.PORT, 'PORT') : 8080,
     host: parseHost(values.host, '--host') ?? (env.HOST || '127.0.0.1'),

@@ -206,7 +206,9 @@ async function main(): Promise<void> {
     current = engineWith(fresh)
   })
   // The reference page's files are read on its first request, not here: the start does not pay for them.
-  const engine = options.docs ? withDocsEngine(api, { basePath: options.basePath, load: swaggerUiAssets() }) : api
+  const engine = options.docs
+    ? withDocsEngine(api, { basePath: options.basePath, load: swaggerUiAssets(), onResponse })
+    : api
 
   let server: Awaited<ReturnType<typeof serve>>
   try {

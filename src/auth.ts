@@ -14,7 +14,6 @@ export type KeyCheck = (token: string, request: Request) => boolean | Promise<bo
 const REALM = 'Bearer realm="petstore"'
 // RFC 7235: the scheme is case-insensitive and separated from its token by spaces.
 const BEARER = /^bearer +(\S+) *$/i
-const BEARER_START = /^bearer /i
 /** A key given by its digest rather than in clear. The prefix is case-insensitive, so `SHA256:…` is no clear key either. */
 const DIGEST_PREFIX = /^sha256:/i
 const DIGEST = /^sha256:[0-9a-f]{64}$/i
@@ -42,6 +41,9 @@ function fromHex(entry: string): Uint8Array {
  */
 export function keyProblem(entry: unknown): string | undefined {
   if (typeof entry !== 'string' || !/^\S+$/.test(entry)) return 'a key must be a non-empty string without whitespace'
+  // Never sent as it is: browsers refuse such a header value, and Node reads its bytes as Latin-1.
+  if (!/^[\x21-\x7e]+$/.test(entry))
+    return 'a key must be printable ASCII: a client cannot send other characters in a header'
   if (DIGEST_PREFIX.test(entry) && !DIGEST.test(entry)) {
     return 'a sha256: key must be followed by 64 hex digits (its SHA-256 digest)'
   }
@@ -79,6 +81,39 @@ function matchesClear(token: string, keys: readonly string[]): boolean {
     matched |= difference === 0 ? 1 : 0
   }
   return matched === 1
+}
+
+/** What may follow a `,` inside one credential: an auth-param (`realm="x"`), not a credential of its own. */
+const AUTH_PARAM = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+ *=/
+
+/**
+ * Whether `header` is two or more Authorization fields joined with `,` (a web
+ * `Request` and the Node adapter join them so): an empty one (`, Bearer k`,
+ * `Bearer k, `) or a second credential (`Basic x, Bearer k`). One credential's
+ * own commas only part its auth-params (`Digest a="1, 2", b="3"`; RFC 9110
+ * §11.4). A proxy in front may have judged the other field, so neither is
+ * trusted.
+ */
+function fieldsJoined(header: string): boolean {
+  let quoted = false
+  let first = true
+  let start = 0
+  for (let i = 0; i <= header.length; i++) {
+    const char = header[i]
+    if (quoted) {
+      if (char === '\\') i++
+      else if (char === '"') quoted = false
+    } else if (char === '"') {
+      quoted = true
+    } else if (char === ',' || char === undefined) {
+      if (char === undefined && first) return false
+      const field = header.slice(start, i).trim()
+      if (field === '' || (!first && !AUTH_PARAM.test(field))) return true
+      first = false
+      start = i + 1
+    }
+  }
+  return false
 }
 
 /** Checks the keys given to `createPetstore`: failing closed, never serving without one. */
@@ -149,12 +184,10 @@ export function createAuthenticator(
     const header = request.header('authorization')
     if (header === null) return missing()
     const token = BEARER.exec(header)?.[1]
-    if (token === undefined) {
-      // A token68 holds no `,`: a bearer credential followed by `, ` is two Authorization fields joined (a
-      // web `Request` and the Node adapter join them so), and a proxy may have judged the other. Trust
-      // neither. A header that BEARER takes has no space inside, so it never needs this search.
-      return header.includes(', ') && BEARER_START.test(header) ? repeated() : missing()
-    }
+    // Fields are joined with `, `, so a header BEARER takes (no space inside) is two only when the second is
+    // empty (`Bearer k, `); a key that merely holds a `,` is one field. A valid key never needs the search.
+    if (token === undefined ? fieldsJoined(header) : token.endsWith(',')) return repeated()
+    if (token === undefined) return missing()
     const verdict = isKey(token, request)
     // Only `true` lets a request in: a key function answering `'no'` or a stray object fails closed.
     if (verdict === true) return undefined

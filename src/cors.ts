@@ -81,7 +81,8 @@ export function createCors(options: CorsOptions) {
       status: 204,
       headers: {
         'access-control-allow-methods': 'GET, HEAD, POST, OPTIONS',
-        'access-control-allow-headers': 'Authorization, Content-Type',
+        // X-Request-Id: a browser may send its own, which the API keeps.
+        'access-control-allow-headers': 'Authorization, Content-Type, X-Request-Id',
         'access-control-max-age': '600',
       },
       body: null,

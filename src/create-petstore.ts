@@ -15,9 +15,9 @@ import {
   type ApiAnswer,
   type ApiRequest,
   BASE_PATH,
-  ENGINE,
   type Engine,
   jsonAnswer,
+  ON_RESPONSE,
   pending,
   toFetchHandler,
 } from './exchange.js'
@@ -51,9 +51,9 @@ export interface PetstoreOptions {
    */
   keys: readonly string[] | KeyCheck
   /** Path prefix of the API. Embedded under `/api`, use `'/api/v1'`. @default '/v1' */
-  basePath?: string
+  basePath?: string | undefined
   /** Largest accepted request body, in bytes. @default 102400 (100 KiB) */
-  maxBodyBytes?: number
+  maxBodyBytes?: number | undefined
   /**
    * The `servers` of the OpenAPI document: the public addresses of the API,
    * base path included. A trailing `/` is dropped.
@@ -67,16 +67,16 @@ export interface PetstoreOptions {
    * ]
    * ```
    */
-  servers?: readonly ServerEntry[]
+  servers?: readonly ServerEntry[] | undefined
   /** Allow browsers on other origins. @default undefined (no CORS headers) */
-  cors?: CorsOptions
+  cors?: CorsOptions | undefined
   /**
    * How long a store call (or a `keys` function) may take, in milliseconds,
    * before the request is answered 503 `unavailable` and its late result
    * dropped. `0` or `Infinity` waits without limit.
    * @default 30000
    */
-  requestTimeout?: number
+  requestTimeout?: number | undefined
   /**
    * Told of every 5xx with its cause. The request it gets is a copy without
    * body and without `Authorization`, so a logger cannot write a key out;
@@ -84,7 +84,7 @@ export interface PetstoreOptions {
    * Its own failures are ignored.
    * @default logs one line to stderr with `console.error`
    */
-  onError?: (error: unknown, request: Request) => void
+  onError?: ((error: unknown, request: Request) => void) | undefined
   /**
    * The secret that signs the `cursor` of `Link: rel="next"` (HMAC-SHA-256),
    * so that a cursor this deployment did not issue, or issued for another
@@ -97,7 +97,7 @@ export interface PetstoreOptions {
    * cursorSecret: mySecrets.cursorSecret // one long random string for the whole deployment
    * ```
    */
-  cursorSecret?: string
+  cursorSecret?: string | undefined
   /**
    * Told of every answered request once its answer is ready: method, target,
    * route template, status, error code, duration, body bytes and request id
@@ -109,14 +109,11 @@ export interface PetstoreOptions {
    * onResponse: (r) => console.log(r.requestId, r.method, r.route, r.status, r.durationMs.toFixed(1))
    * ```
    */
-  onResponse?: OnResponse
+  onResponse?: OnResponse | undefined
 }
 
 /** A web-standard fetch handler: what Node (via an adapter), Bun and Deno serve. */
 export type FetchHandler = (request: Request) => Promise<Response>
-
-/** The handler `createPetstore` returns: a fetch handler whose engine the Node adapter can drive directly. */
-export type PetstoreHandler = FetchHandler & { readonly [ENGINE]: Engine }
 
 const defaultOnError = (error: unknown, request: Request) => {
   console.error(`petstore: ${request.method} ${new URL(request.url).pathname} failed:`, error)
@@ -132,26 +129,35 @@ function trimSlashes(path: string): string {
   return path.slice(0, end)
 }
 
-/** Segments a base path may hold: what a URL path keeps as written (no `%`, `?`, `#` or space). */
-const PLAIN_PATH = /^(?:\/[A-Za-z0-9\-._~!$&'()*+,;=:@]*)*$/
+/**
+ * Segments a base path may hold: letters, digits, `-`, `.`, `_` and `~` (RFC 3986's unreserved
+ * characters), none empty, and trailing slashes. A `?`, `#`, space or `%` makes a base path no request
+ * URL can have; `:`, `*`, `(` or `+` are syntax to the router's patterns, which answered such a base's
+ * document and 405s with a 500; an empty segment (`//v1`) makes `Location` and `Link` network-path
+ * references, which a client resolves to the host `v1`.
+ */
+const PLAIN_PATH = /^(?:\/[A-Za-z0-9\-._~]+)*\/*$/
 const DOT_SEGMENT = /\/\.{1,2}(?:\/|$)/
 
 /**
- * `'/v1/'` → `'/v1'`, `'/'` → `''`; anything but a path of plain segments is refused: a
- * `?`, `#`, space or dot segment would make a base path that no request URL can have.
+ * What is wrong with a base path, or `undefined` when it is usable (see PLAIN_PATH); the binary's
+ * `--base-path` says the same.
  */
+export function basePathProblem(basePath: string): string | undefined {
+  if (!basePath.startsWith('/') && basePath !== '') return 'must start with "/"'
+  if (!PLAIN_PATH.test(basePath) || DOT_SEGMENT.test(basePath)) {
+    return 'must be a path of plain segments (letters, digits, - . _ ~), such as /v1 or /api/v1'
+  }
+  return undefined
+}
+
+/** `'/v1/'` → `'/v1'`, `'/'` → `''`; anything but a path of plain segments is refused. */
 function normalizeBasePath(basePath: string): string {
   if (typeof basePath !== 'string') {
     throw new TypeError(`createPetstore: basePath must be a string such as '/v1', got ${shown(basePath)}`)
   }
-  if (!basePath.startsWith('/') && basePath !== '') {
-    throw new TypeError(`createPetstore: basePath must start with "/", got ${JSON.stringify(basePath)}`)
-  }
-  if (!PLAIN_PATH.test(basePath) || DOT_SEGMENT.test(basePath)) {
-    throw new TypeError(
-      `createPetstore: basePath must be a path of plain segments, such as /v1 or /api/v1, got ${JSON.stringify(basePath)}`,
-    )
-  }
+  const problem = basePathProblem(basePath)
+  if (problem !== undefined) throw new TypeError(`createPetstore: basePath ${problem}, got ${JSON.stringify(basePath)}`)
   return trimSlashes(basePath)
 }
 
@@ -273,7 +279,9 @@ type Routed = IRequest & ApiRequest & { parsed: Target; deprecated?: boolean }
  * await res.json() // → []
  * ```
  */
-export function createPetstore(options: PetstoreOptions): PetstoreHandler {
+export function createPetstore(options: PetstoreOptions): FetchHandler {
+  // Typed as a plain fetch handler: the engine it carries (for the Node adapter's direct path) is internal,
+  // and a type naming it could not be written into a user's declaration file (`export const handler = …`).
   return toFetchHandler(createEngine(options))
 }
 
@@ -391,11 +399,22 @@ export function createEngine(options: PetstoreOptions): Engine {
   }
 
   /** An answer given without routing: only the headers every answer carries, and no body for HEAD. */
-  function refused(answer: ApiAnswer, request: ApiRequest, requestId: string): ApiAnswer {
+  function bare(answer: ApiAnswer, request: ApiRequest, requestId: string): ApiAnswer {
     setDefaults(answer.headers)
     answer.headers['x-request-id'] = requestId
     if (request.method === 'HEAD') answer.body = null
     return answer
+  }
+
+  /** A request refused before its URL is read (an ambiguous or malformed path): CORS headers too, as on every answer. */
+  function refused(answer: ApiAnswer, request: ApiRequest, requestId: string): ApiAnswer {
+    try {
+      cors?.decorate(answer.headers, request)
+    } catch (error) {
+      report(error, request, requestId)
+      return bare(errorAnswer(error), request, requestId)
+    }
+    return bare(answer, request, requestId)
   }
 
   function completed(result: ApiAnswer, request: Routed, requestId: string): ApiAnswer {
@@ -404,7 +423,7 @@ export function createEngine(options: PetstoreOptions): Engine {
     } catch (error) {
       // A `cors.origin` function can throw: still answer, with the headers every answer carries.
       report(error, request, requestId)
-      return refused(errorAnswer(error), request, requestId)
+      return bare(errorAnswer(error), request, requestId)
     }
     result.headers['x-request-id'] = requestId
     return result
@@ -501,5 +520,5 @@ export function createEngine(options: PetstoreOptions): Engine {
   // Spans only once @opentelemetry/api has loaded, if it is installed; until then and without it, one check.
   void loadTracing()
   const served: Engine = (request) => (tracing() ? traced(request as Routed, observed, routeOf) : observed(request))
-  return Object.assign(served, { [BASE_PATH]: basePath })
+  return Object.assign(served, { [BASE_PATH]: basePath, [ON_RESPONSE]: onResponse })
 }

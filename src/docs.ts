@@ -10,6 +10,8 @@
 import { errorAnswer, PetstoreError } from './errors.js'
 import type { ApiAnswer, ApiRequest, Engine } from './exchange.js'
 import { setDefaults } from './headers.js'
+import { type OnResponse, tell } from './observe.js'
+import { requestId } from './request-id.js'
 
 /** The renderer's files the page needs. */
 export const DOCS_ASSETS = ['swagger-ui-bundle.js', 'swagger-ui.css'] as const
@@ -92,13 +94,15 @@ export interface DocsOptions {
   basePath: string
   /** Reads the renderer's files; called once per file, on first use. */
   load: DocsAssetLoader
+  /** Told of the page's answers too, as the API's (`createPetstore`'s `onResponse`). */
+  onResponse?: OnResponse | undefined
 }
 
 /**
  * `engine`, plus the reference page and its files under `{basePath}/docs`.
  * They need no key; everything else goes to `engine` untouched.
  */
-export function withDocsEngine(engine: Engine, { basePath, load }: DocsOptions): Engine {
+export function withDocsEngine(engine: Engine, { basePath, load, onResponse }: DocsOptions): Engine {
   const base = basePath.replace(/\/+$/, '')
   const prefix = `${base}/docs`
   const pagePrefix = `${prefix}/`
@@ -110,9 +114,15 @@ export function withDocsEngine(engine: Engine, { basePath, load }: DocsOptions):
     ...assets,
   ])
 
+  // Like every answer of the API's own: a request id, and told to the hook (the access log, metrics).
   const served = async (request: ApiRequest, name: string) => {
-    const answer = await serve(request, files.get(name), name)
+    const started = performance.now()
+    const file = files.get(name)
+    const answer = await serve(request, file, name)
+    const id = requestId(request.header('x-request-id'))
+    answer.headers['x-request-id'] = id
     if (request.method === 'HEAD') answer.body = null
+    if (onResponse) tell(onResponse, answer, request, id, file === undefined ? null : prefix, started)
     return answer
   }
   // Not an async function: the API's own answers pass through as they come, at once when they are ready.

@@ -70,9 +70,9 @@ export class PetstoreError extends Error {
   }
 
   /**
-   * A store's driver cannot be loaded: a 500 to clients, and a `message`
-   * (one line, naming what to install) that the binary prints as it is,
-   * where for other failures it prints the cause.
+   * A store's driver cannot be loaded: a generic 500 to clients, and a
+   * `message` (one line, naming what to install) for `onError`, which the
+   * binary prints as it is, where for other failures it prints the cause.
    *
    * @example
    * ```ts
@@ -110,10 +110,11 @@ function isAnswerable(error: unknown): error is PetstoreError {
 
 /**
  * The PetstoreError that `error` is answered with: itself when it is one,
- * a generic 500 `internal_error` otherwise.
+ * a generic 500 `internal_error` otherwise, and for a missing driver, whose
+ * message (what to install) is the operator's to read, not a client's.
  */
 function toPetstoreError(error: unknown): PetstoreError {
-  return isAnswerable(error) ? error : internal(error)
+  return isAnswerable(error) && !error.options.missingDriver ? error : internal(error)
 }
 
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/

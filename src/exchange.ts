@@ -152,6 +152,15 @@ export function basePathOf(engine: Engine | undefined): string | undefined {
   return typeof basePath === 'string' ? basePath : undefined
 }
 
+/** Where `createPetstore`'s engine keeps its `onResponse`, so that `withDocs` tells it of the page's answers too. */
+export const ON_RESPONSE = Symbol.for('petstore-server.onResponse')
+
+/** The `onResponse` hook `engine` was made with, when it is `createPetstore`'s and has one. */
+export function onResponseOf<T>(engine: Engine | undefined): T | undefined {
+  const hook = (engine as { [ON_RESPONSE]?: unknown } | undefined)?.[ON_RESPONSE]
+  return typeof hook === 'function' ? (hook as T) : undefined
+}
+
 /** The engine behind `handler`, when `handler` is this package's own. */
 export function engineOf(handler: unknown): Engine | undefined {
   const engine = (handler as { [ENGINE]?: unknown } | null)?.[ENGINE]

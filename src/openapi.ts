@@ -73,7 +73,7 @@ const commonErrors = {
 export interface ServerEntry {
   /** The API's address, base path included; absolute, or relative to the document. */
   url: string
-  description?: string
+  description?: string | undefined
 }
 
 /** The repository: the document's contact, and where its license is. */

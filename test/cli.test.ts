@@ -458,6 +458,10 @@ describe('petstore-server binary', { concurrency: 4, timeout: 60_000 }, () => {
       { args: ['--port', '-1'], says: /--port needs a value; write one that starts with "-" as --port=VALUE/ },
       { args: ['--key', ''], says: /--key must not be empty/ },
       { args: ['--host', ' '], says: /--host must not be empty/ },
+      {
+        args: ['--base-path', '//v1'],
+        says: /^petstore-server: --base-path must be a path of plain segments.*got "\/\/v1"/,
+      },
       { args: ['--cors', 'https://app.example/'], says: /did you mean https:\/\/app\.example\?/ },
       { args: ['--db', `sqlite:${dir}`], says: /is a directory/ },
       { args: ['--db', 'sqlite:/nonexistent-dir/x.db'], says: /directory \/nonexistent-dir does not exist/ },

@@ -59,6 +59,25 @@ describe('withDocs', () => {
     assert.equal(await head.text(), '')
   })
 
+  it("gives the page's answers a request id, and tells createPetstore's onResponse of them", async () => {
+    const told: { route: string | null; status: number; requestId: string }[] = []
+    const observed = withDocs(
+      createPetstore({
+        store: memoryStore(),
+        keys: ['k'],
+        onResponse: ({ route, status, requestId }) => told.push({ route, status, requestId }),
+      }),
+    )
+    const page = await get(observed, '/v1/docs/init.js', { headers: { 'x-request-id': 'mine-1' } })
+    assert.equal(page.headers.get('x-request-id'), 'mine-1')
+    const missing = await get(observed, '/v1/docs/nope')
+    assert.match(missing.headers.get('x-request-id') ?? '', /^\S+-\w+$/)
+    assert.deepEqual(told, [
+      { route: '/v1/docs', status: 200, requestId: 'mine-1' },
+      { route: null, status: 404, requestId: missing.headers.get('x-request-id') },
+    ])
+  })
+
   it('keeps the engine, so the Node adapter keeps its direct path', () => {
     assert.equal(typeof engineOf(handler), 'function')
   })

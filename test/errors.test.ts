@@ -157,6 +157,14 @@ describe('configuration', () => {
       ['cors: * in a list', { store, keys: [KEY], cors: { origin: ['*'] } }, /stands alone/],
       ['a base path with a query', { store, keys: [KEY], basePath: '/v1?x=1' }, /plain segments/],
       ['a base path with a dot segment', { store, keys: [KEY], basePath: '/v1/../v2' }, /plain segments/],
+      // The router's pattern syntax (these answered the document and the 405s with a 500), an empty segment.
+      ...['//v1', '/api/(v1)', '/v1+beta', '/a$b', '/v1//x', '/:v1', '/v*', '/v1%20'].map(
+        (basePath): [string, unknown, RegExp] => [
+          `the base path ${basePath}`,
+          { store, keys: [KEY], basePath },
+          /plain segments/,
+        ],
+      ),
       ['a base path that is not a string', { store, keys: [KEY], basePath: 5 }, /basePath must be a string/],
       ['a server url that is no URL', { store, keys: [KEY], servers: [{ url: 'not a url' }] }, /server url must be/],
       [
@@ -176,6 +184,14 @@ describe('configuration', () => {
     // What is still taken: cors off written as false, a server at the root.
     assert.doesNotThrow(() => createPetstore({ store, keys: [KEY], cors: false as never }))
     assert.doesNotThrow(() => createPetstore({ store, keys: [KEY], basePath: '', servers: [{ url: '/' }] }))
+  })
+
+  it('a base path of every character it may hold: the document and the 405s are answered too', async () => {
+    const handler = createPetstore({ store: memoryStore(), keys: [KEY], basePath: '/api-2/v1.0_beta~x//' })
+    assert.equal((await call(handler, '/api-2/v1.0_beta~x/openapi.json')).status, 200)
+    assert.equal((await call(handler, '/api-2/v1.0_beta~x/pets/1', { method: 'DELETE', headers: AUTH })).status, 405)
+    // `.` is a plain character, not the router's "any character".
+    assert.equal((await call(handler, '/api-2/v1x0_beta~x/openapi.json')).status, 404)
   })
 
   it('a cors predicate lets an origin in only by answering true, not a promise', async () => {

@@ -46,6 +46,17 @@ describe('keys given as sha256: digests', () => {
     assert.equal((await call(upper, '/v1/pets', { headers: { authorization: `Bearer ${hidden}` } })).status, 200)
   })
 
+  it('takes a key holding a comma (one Authorization field), refuses one a client cannot send', async () => {
+    const handler = createPetstore({ store: memoryStore(), keys: ['k,2'] })
+    assert.equal((await call(handler, '/v1/pets', { headers: { authorization: 'Bearer k,2' } })).status, 200)
+    for (const key of ['kéy', 'k\u0000y', '🔑']) {
+      assert.throws(
+        () => createPetstore({ store: memoryStore(), keys: [key] }),
+        /keys\[0\]: a key must be printable ASCII/,
+      )
+    }
+  })
+
   it('throws at construction for a malformed sha256: entry, without quoting it', () => {
     for (const entry of [
       'sha256:',

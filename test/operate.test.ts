@@ -56,6 +56,9 @@ describe('access log', () => {
         [`/v1/pets?limit=1&cursor=${'c'.repeat(40)}`, { headers: auth() }, 400],
         ['/v1/pets', { headers: { authorization: 'Bearer wrong-token-77' } }, 401],
         ['/healthz', {}, 200],
+        // The reference page's answers too (init.js: the page without loading the renderer).
+        ['/v1/docs/init.js', { headers: { 'x-request-id': 'docs-1' } }, 200],
+        ['/v1/docs/nope', {}, 404],
       ]
       const ids: string[] = []
       for (const [path, init, status] of sent) {
@@ -80,9 +83,10 @@ describe('access log', () => {
         if (!path?.includes('cursor')) assert.equal(line.req.url, path)
       }
       assert.equal(lines[0].reqId, 'from-client-1')
+      assert.equal(lines[5].reqId, 'docs-1')
       assert.deepEqual(
         lines.map((line) => line.route),
-        ['/v1/pets', '/v1/pets/{petId}', '/v1/pets', '/v1/pets', '/healthz'],
+        ['/v1/pets', '/v1/pets/{petId}', '/v1/pets', '/v1/pets', '/healthz', '/v1/docs', null],
       )
       assert.equal(lines[2].req.url, '/v1/pets?limit=1&cursor=cccccccc...')
       assert.equal(lines[3].code, 'unauthorized')

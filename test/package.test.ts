@@ -107,6 +107,47 @@ describe('the packed tarball', () => {
     }
     assert.match(readFileSync(join(installed, 'LICENSE'), 'utf8'), /^MIT License/)
   })
+
+  it("its types serve a strict project that writes declarations, with exactOptionalPropertyTypes (TypeScript's own tsc --init)", async () => {
+    const types = join(project, 'types-check')
+    mkdirSync(types, { recursive: true })
+    writeFileSync(
+      join(types, 'tsconfig.json'),
+      JSON.stringify({
+        compilerOptions: {
+          strict: true,
+          exactOptionalPropertyTypes: true,
+          noUncheckedIndexedAccess: true,
+          declaration: true,
+          emitDeclarationOnly: true,
+          outDir: 'out',
+          module: 'nodenext',
+          moduleResolution: 'nodenext',
+          target: 'es2022',
+          lib: ['es2023', 'dom'],
+          types: [],
+        },
+        files: ['handler.mts'],
+      }),
+    )
+    // An exported handler (a Next.js route, a package re-exporting it), and options passed on as they
+    // come, possibly undefined: the two failed before.
+    writeFileSync(
+      join(types, 'handler.mts'),
+      `import { createPetstore, memoryStore, PetstoreError } from 'petstore-server'
+export const handler = createPetstore({ store: memoryStore(), keys: ['k'] })
+export const GET = handler
+export function make(basePath?: string, onError?: (error: unknown) => void, cursorSecret?: string) {
+  return createPetstore({ store: memoryStore({ pets: undefined }), keys: ['k'], basePath, onError, cursorSecret })
+}
+export const failure = new PetstoreError(404, 'not_found', 'No such pet')
+`,
+    )
+    const tsc = join(repoRoot, 'node_modules', 'typescript', 'bin', 'tsc')
+    const result = await run(process.execPath, [tsc, '-p', types], { cwd: types }).catch((error) => error)
+    assert.equal(result.stdout, '', 'tsc reported errors')
+    assert.match(readFileSync(join(types, 'out', 'handler.d.mts'), 'utf8'), /export declare const handler: /)
+  })
 })
 
 for (const [name, found] of located) {

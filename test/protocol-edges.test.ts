@@ -170,14 +170,17 @@ function edgeCases(target: string, port: () => number, healthz: boolean): void {
       assert.equal((answer.body as { name: string }).name, 'a')
     })
 
-    test('Authorization twice, in either order: 400 bad_request', async () => {
+    test('Authorization twice, in either order, a Basic or an empty one beside the Bearer: 400 bad_request', async () => {
       for (const [first, second] of [
-        [KEY, 'wrong'],
-        ['wrong', KEY],
+        [`Bearer ${KEY}`, 'Bearer wrong'],
+        ['Bearer wrong', `Bearer ${KEY}`],
+        ['Basic YTpi', `Bearer ${KEY}`],
+        ['', `Bearer ${KEY}`],
+        [`Bearer ${KEY}`, ''],
       ]) {
         const answer = await exchange(
           port(),
-          get('/v1/pets', `Host: x\r\nAuthorization: Bearer ${first}\r\nauthorization: Bearer ${second}\r\n`),
+          get('/v1/pets', `Host: x\r\nAuthorization: ${first}\r\nauthorization: ${second}\r\n`),
         )
         assertError(
           answer,

@@ -445,6 +445,26 @@ describe('mysqlStore on a MySQL or MariaDB server', { skip: !MYSQL_URL && 'PETST
     }
   })
 
+  it('keeps its tables in the database `schema` names, created if missing, every path there (the batched creates too)', async () => {
+    const schema = `${freshName()}_db`
+    try {
+      const store = track(mysqlStore({ uri }, { schema, table: 'pets' }))
+      const created = await Promise.all(
+        Array.from({ length: 20 }, (_, i) => store.create({ name: `p${i}`, categoryId: i })),
+      )
+      const ids = created.map((pet) => pet.id)
+      assert.deepEqual((await store.get(ids[3] as number))?.name, 'p3')
+      assert.deepEqual(
+        (await store.list({ limit: 100 })).map((pet) => pet.id),
+        [...ids].sort((a, b) => a - b),
+      )
+      const [rows] = await admin.query('select count(*) as n from ??.??', [schema, 'pets'])
+      assert.equal(Number((rows as Array<{ n: number }>)[0]?.n), 20)
+    } finally {
+      await admin.query('drop database if exists ??', [schema])
+    }
+  })
+
   it('stores names of 255 code points, emoji and all, in a utf8mb4 table', async () => {
     const table = freshTable()
     const store = track(mysqlStore({ uri }, { table }))

@@ -18,6 +18,7 @@ import { join } from 'node:path'
 import { after, describe, it } from 'node:test'
 import { promisify } from 'node:util'
 import { PetstoreError } from '../src/errors.js'
+import { createPetstore } from '../src/index.js'
 import { sqliteStore } from '../src/stores/sqlite.js'
 import {
   AUTO_ORDER,
@@ -124,6 +125,23 @@ describe(`sqliteStore on Node ${process.versions.node}`, () => {
     assert.ok(error instanceof PetstoreError)
     assert.equal(error.status, 500)
     assert.match(error.message, new RegExp(`^sqliteStore cannot load the driver ${missing}: `))
+    await store.close?.()
+  })
+
+  it('over HTTP, a driver that cannot load is a generic 500; what to install goes to onError, not to the client', async () => {
+    const [missing] = unavailable.keys()
+    if (!missing) return
+    const store = sqliteStore({ path: ':memory:', driver: missing })
+    const told: unknown[] = []
+    const handler = createPetstore({ store, keys: ['k'], onError: (error) => told.push(error) })
+    const answer = await handler(new Request('http://x/v1/pets', { headers: { authorization: 'Bearer k' } }))
+    assert.equal(answer.status, 500)
+    assert.deepEqual(await answer.json(), {
+      code: 'internal_error',
+      message: 'The server failed to answer this request',
+      status: 500,
+    })
+    assert.match(String((told[0] as Error)?.message), new RegExp(`^sqliteStore cannot load the driver ${missing}: `))
     await store.close?.()
   })
 

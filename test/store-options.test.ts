@@ -337,6 +337,21 @@ describe('postgresStore', () => {
     refuses(() => postgres({ connectionString: 5 }), 'postgresStore: connectionString must be a string, got a number')
   })
 
+  it('refuses connectionString misspelt, empty or not a PostgreSQL URL (pg connected to its default database)', () => {
+    for (const name of ['connectionstring', 'connection_string', 'ConnectionString']) {
+      refuses(
+        () => postgres({ [name]: connectionString }),
+        `postgresStore: unknown option "${name}" (did you mean "connectionString"?)`,
+      )
+    }
+    const must = 'postgresStore: connectionString must begin with postgres:// or postgresql:// or socket: or /, got'
+    refuses(() => postgres({ connectionString: '' }), `${must} an empty string`)
+    refuses(() => postgres({ connectionString: 'not a url' }), `${must} a string that is no URL`)
+    refuses(() => postgres({ connectionString: 'mysql://root:pw@127.0.0.1/x' }), `${must} a URL of mysql:`)
+    accepts(() => postgresStore({ connectionString: 'postgresql://127.0.0.1/x' }))
+    accepts(() => postgresStore({ connectionString: '/var/run/postgresql x' }))
+  })
+
   it("accepts an empty config (pg's environment variables) and pg's settings beside the URL", () => {
     accepts(() => postgresStore({} as never))
     accepts(() => postgresStore({ connectionString, max: 3, application_name: 'x', statement_timeout: false }))
@@ -414,6 +429,12 @@ describe('mysqlStore', () => {
       'mysqlStore: unknown option "connectionString" (did you mean "uri"?)',
     )
     refuses(() => mysqlStoreOf({ uri: new URL(uri) }), 'mysqlStore: uri must be a string, got an object')
+    refuses(() => mysqlStoreOf({ URI: uri }), 'mysqlStore: unknown option "URI" (did you mean "uri"?)')
+    const must = 'mysqlStore: uri must begin with mysql:// or mariadb://, got'
+    refuses(() => mysqlStoreOf({ uri: 'not a url' }), `${must} a string that is no URL`)
+    // mysql2 ignores the scheme: this one connected to port 3306 of its host.
+    refuses(() => mysqlStoreOf({ uri: 'postgres://root@127.0.0.1/x' }), `${must} a URL of postgres:`)
+    refuses(() => mysqlStoreOf({ uri: '' }), `${must} an empty string`)
   })
 
   it('takes queryTimeoutMillis and connectTimeout as whole numbers of ms from 0 (for ever) to 2147483647', () => {

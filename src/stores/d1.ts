@@ -45,7 +45,7 @@ export interface D1StoreOptions {
    * Table of pets: a name as `sqliteStore` takes it, without `.` and of at most 53 bytes of
    * UTF-8 (`<table>_status_id`, its index, fits in 63). @default 'petstore_pets'
    */
-  table?: string
+  table?: string | undefined
 }
 
 /**

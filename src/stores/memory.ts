@@ -20,7 +20,7 @@ export interface MemoryStoreOptions {
    * ±(2^53−1), a `bigint` beyond), a known `status` or none; else `memoryStore`
    * throws, naming the pet and the field. @default []
    */
-  pets?: ReadonlyArray<NewPet | Pet>
+  pets?: ReadonlyArray<NewPet | Pet> | undefined
 }
 
 /** Index of the first pet in `sorted` (ascending ids) whose id is greater than `after`. */

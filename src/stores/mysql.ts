@@ -23,7 +23,7 @@ import { connectionSettings, nothingBesidePool, sqlStoreOptions, timeoutMs } fro
 export type MysqlConnection = ({ uri: string } & Omit<PoolOptions, 'uri'>) | { pool: Pool }
 
 /** Options of {@link mysqlStore}. */
-export interface MysqlStoreOptions extends Omit<KyselyStoreOptions, 'destroyOnClose' | 'schema'> {
+export interface MysqlStoreOptions extends Omit<KyselyStoreOptions, 'destroyOnClose'> {
   /**
    * Longest the client waits for the answer to a statement; past it the connection is dropped
    * and the request answered 503 (a server that went silent without closing). 0 waits for ever.
@@ -31,7 +31,7 @@ export interface MysqlStoreOptions extends Omit<KyselyStoreOptions, 'destroyOnCl
    * of this apart (at least 10 ms, at most a second), so a statement fails up to that much later.
    * A whole number from 0 to 2147483647. @default 15000
    */
-  queryTimeoutMillis?: number
+  queryTimeoutMillis?: number | undefined
 }
 
 /**
@@ -251,7 +251,7 @@ async function openPool(options: PoolOptions): Promise<Pool> {
   return createPool({ ...POOL_DEFAULTS, ...options })
 }
 
-/** The options {@link mysqlStore} takes (`schema` too, a MySQL database, which its type leaves out). */
+/** The options {@link mysqlStore} takes (`schema`: a MySQL database on the same server). */
 const OPTIONS = ['table', 'migrationTable', 'schema', 'batchCreates', 'queryTimeoutMillis'] as const
 
 /**
@@ -281,6 +281,8 @@ function checkConnection(connection: MysqlConnection): void {
     urlName: 'uri',
     meant: { url: 'uri', connectionString: 'uri' },
     storeOptions: OPTIONS,
+    // mysql2 reads any scheme, a postgres:// URL too, and connected to MySQL's port of its host.
+    schemes: ['mysql://', 'mariadb://'],
   })
   if (config.connectTimeout !== undefined) timeoutMs('mysqlStore', 'connectTimeout', config.connectTimeout)
 }

@@ -29,7 +29,7 @@ export interface PostgresStoreOptions extends Omit<KyselyStoreOptions, 'destroyO
    * CREATE privilege on the database; without it, create the schema beforehand).
    * @default the connection's current schema (the first of its `search_path`, usually `public`)
    */
-  schema?: string
+  schema?: string | undefined
 }
 
 /**
@@ -116,6 +116,8 @@ function checkConnection(connection: PostgresConnection): void {
     urlName: 'connectionString',
     meant: { url: 'connectionString', uri: 'connectionString' },
     storeOptions: OPTIONS,
+    // pg also reads a socket's directory (`/var/run/postgresql db`) and `socket:` URLs.
+    schemes: ['postgres://', 'postgresql://', 'socket:', '/'],
   })
   for (const name of TIMEOUTS) {
     const value = config[name]

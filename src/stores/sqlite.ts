@@ -48,13 +48,13 @@ export interface SqliteStoreOptions extends Omit<KyselyStoreOptions, 'destroyOnC
    * How long a write waits for another process's lock before failing, in ms: a whole number
    * from 0 (fail at once) to 2147483647. @default 5000
    */
-  busyTimeoutMs?: number
+  busyTimeoutMs?: number | undefined
   /**
    * The driver to use instead of the automatic choice: `'bun:sqlite'` under
    * Bun, else `'node:sqlite'` where the runtime has it (Node ≥ 22.13, Deno),
    * else `'better-sqlite3'`. @default automatic
    */
-  driver?: SqliteDriver
+  driver?: SqliteDriver | undefined
 }
 
 /** The pragmas every driver gets, run before any transaction (journal_mode cannot change inside one). */

@@ -158,10 +158,15 @@ export function nothingBesidePool(owner: string, beside: object): void {
   }
 }
 
+/** A name as compared for a misspelling: case, `_` and `-` aside (`connection_string`, `URI`). */
+const folded = (name: string) => name.toLowerCase().replace(/[-_]/g, '')
+
 /**
  * A connection's settings, checked alike for each database: no URL under another driver's
- * name (`meant`), no store option among them, and the URL (`urlName`) a string if given. What
- * was given is told by its kind only: it may hold a password.
+ * name (`meant`) or misspelt (`connectionstring`: the driver ignores an unknown setting and
+ * connected to the default database, PGHOST's or localhost's), no store option among them, and
+ * the URL (`urlName`) a non-empty string of one of `schemes` if given. What was given is told by
+ * its kind or scheme only: it may hold a password.
  */
 export function connectionSettings(
   owner: string,
@@ -170,13 +175,31 @@ export function connectionSettings(
     urlName,
     meant,
     storeOptions,
-  }: { urlName: string; meant: Readonly<Record<string, string>>; storeOptions: readonly string[] },
+    schemes,
+  }: {
+    urlName: string
+    meant: Readonly<Record<string, string>>
+    storeOptions: readonly string[]
+    /** How the URL may begin, e.g. `postgres://`. */
+    schemes: readonly string[]
+  },
 ): Record<string, unknown> {
   misnamedOptions(owner, connection, meant)
+  const misspelt = Object.keys(connection).find((key) => key !== urlName && folded(key) === folded(urlName))
+  if (misspelt !== undefined) {
+    throw new TypeError(
+      `${owner}: unknown option ${JSON.stringify(misspelt)} (did you mean ${JSON.stringify(urlName)}?)`,
+    )
+  }
   misplacedOptions(owner, connection, storeOptions)
   const config = connection as Record<string, unknown>
-  if (config[urlName] !== undefined && typeof config[urlName] !== 'string') {
-    throw new TypeError(`${owner}: ${urlName} must be a string, got ${kindOf(config[urlName])}`)
+  const url = config[urlName]
+  if (url === undefined) return config
+  if (typeof url !== 'string') throw new TypeError(`${owner}: ${urlName} must be a string, got ${kindOf(url)}`)
+  if (!schemes.some((scheme) => url.startsWith(scheme))) {
+    const scheme = /^[a-z][a-z0-9+.-]*:/i.exec(url)?.[0]
+    const given = url === '' ? 'an empty string' : scheme ? `a URL of ${scheme}` : 'a string that is no URL'
+    throw new TypeError(`${owner}: ${urlName} must begin with ${schemes.join(' or ')}, got ${given}`)
   }
   return config
 }
