@@ -8,7 +8,7 @@ import type { AddressInfo, Socket } from 'node:net'
 import type { TLSSocket } from 'node:tls'
 import { createServerAdapter } from '@whatwg-node/server'
 import { tooLarge, utf8Text } from '../src/body.js'
-import { errorAnswer, PetstoreError } from '../src/errors.js'
+import { errorAnswer, oneLineOf, PetstoreError } from '../src/errors.js'
 import {
   type AbortLike,
   AnswerToCome,
@@ -91,7 +91,7 @@ async function answered(handler: FetchHandler, request: Request): Promise<Respon
   } catch (error) {
     failure = error
   }
-  console.error(`petstore-server/node: ${request.method} ${request.url} failed:`, failure)
+  console.error(`petstore-server/node: ${request.method} ${request.url} failed: ${oneLineOf(failure)}`)
   return toResponse(lastResort())
 }
 
@@ -370,8 +370,10 @@ class NodeApiRequest implements ApiRequest, AbortLike, AsyncIterable<Uint8Array>
   }
 
   body(): AsyncIterable<Uint8Array> | null {
-    // As @whatwg-node/server does: every method but GET and HEAD has a body, if only an empty one.
-    return this.method === 'GET' || this.method === 'HEAD' ? null : this
+    if (this.method === 'GET' || this.method === 'HEAD') return null
+    // HTTP/1.1 (RFC 9112 §6.3): a request with neither Content-Length nor Transfer-Encoding has no body.
+    const { headers } = this.request
+    return headers['content-length'] === undefined && headers['transfer-encoding'] === undefined ? null : this
   }
 
   [Symbol.asyncIterator](): AsyncIterator<Uint8Array> {

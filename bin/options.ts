@@ -228,7 +228,13 @@ export function parseCli(argv: readonly string[], env: Record<string, string | u
   try {
     values = parse(argv).values
   } catch (error) {
-    throw usageOf(error as Error)
+    // Asked for help with a mistake beside it (`--help --bogus`, `--port` without its value): help.
+    const given = argv.slice(0, argv.includes('--') ? argv.indexOf('--') : argv.length)
+    values = {
+      help: given.includes('--help') || given.includes('-h'),
+      version: given.includes('--version') || given.includes('-v'),
+    }
+    if (!values.help && !values.version) throw usageOf(error as Error)
   }
   // Help and the version are printed whatever else the command line and the environment hold.
   if (values.help || values.version) {

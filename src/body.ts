@@ -100,13 +100,17 @@ export function readJson(
   const length = request.header('content-length')
   // Over HTTP a POST without a body still has one, empty: `content-length: 0` says so.
   const body = length === '0' ? null : request.body()
-  if (contentType === null ? body !== null : !isJson(contentType)) {
-    return new Refusal(415, 'unsupported_media_type', 'Request body must be application/json')
-  }
-  if (body === null) return bodyRequired()
+  if (body === null) return contentType === null || isJson(contentType) ? bodyRequired() : unsupported()
+  if (contentType !== null && !isJson(contentType)) return unsupported()
   if (Number(length ?? Number.NaN) > maxBytes) return new Refusal(413, 'payload_too_large', tooLargeMessage(maxBytes))
   // A carrier that reads the body whole does so without a promise per chunk.
   const read = request.readText ? request.readText(maxBytes) : readLimited(body, maxBytes).then(utf8Text)
+  // No type and no length: a runtime may hand every POST a stream, an empty one when none was sent (a
+  // POST without a body: 400, as with `content-length: 0`); one that holds bytes is of no type (415).
+  if (contentType === null) {
+    if (length !== null) return unsupported()
+    return new Deferred(read, (text) => (text === '' ? bodyRequired() : unsupported()), unreadable)
+  }
   // `unreadable` sees the read's failures only; what `use` throws is answered as it is.
   return new Deferred(
     read,
@@ -117,6 +121,8 @@ export function readJson(
     unreadable,
   )
 }
+
+const unsupported = () => new Refusal(415, 'unsupported_media_type', 'Request body must be application/json')
 
 function unreadable(error: unknown): PetstoreError {
   if (error instanceof PetstoreError) return error

@@ -9,7 +9,7 @@ import { type CorsOptions, createCors } from './cors.js'
 import { cursorCodec } from './cursor.js'
 import { type Limits, timeoutOption, waitFor } from './deadline.js'
 import { Deferred } from './deferred.js'
-import { errorAnswer, fixedAnswer, PetstoreError } from './errors.js'
+import { errorAnswer, fixedAnswer, oneLineOf, PetstoreError } from './errors.js'
 import {
   AnswerToCome,
   type ApiAnswer,
@@ -116,7 +116,7 @@ export interface PetstoreOptions {
 export type FetchHandler = (request: Request) => Promise<Response>
 
 const defaultOnError = (error: unknown, request: Request) => {
-  console.error(`petstore: ${request.method} ${new URL(request.url).pathname} failed:`, error)
+  console.error(`petstore: ${request.method} ${new URL(request.url).pathname} failed: ${oneLineOf(error)}`)
 }
 
 /**

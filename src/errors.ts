@@ -84,6 +84,23 @@ export class PetstoreError extends Error {
   }
 }
 
+/**
+ * `error` in one line, its causes after it: `PetstoreError: The pet store is temporarily
+ * unavailable… (cause: Error: connect ECONNREFUSED 127.0.0.1:5432)`. The default `onError`
+ * writes this, so that a failing database during an outage is a line per request, not a stack.
+ */
+export function oneLineOf(error: unknown): string {
+  const parts: string[] = []
+  let current = error
+  for (let depth = 0; depth < 4 && current !== undefined && current !== null; depth++) {
+    const { name, message } = (typeof current === 'object' ? current : {}) as { name?: unknown; message?: unknown }
+    const text = typeof message === 'string' ? `${typeof name === 'string' ? `${name}: ` : ''}${message}` : String(current)
+    parts.push(text.replace(/\s*\n\s*/g, ' '))
+    current = (current as { cause?: unknown }).cause
+  }
+  return parts.join(' (cause: ') + ')'.repeat(parts.length - 1)
+}
+
 /** A 500 that says nothing about its cause. */
 const internal = (cause?: unknown) =>
   new PetstoreError(500, 'internal_error', 'The server failed to answer this request', { cause })

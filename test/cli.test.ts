@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, describe, test } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
+import { parseCli, UsageError } from '../bin/options.js'
 import { killAll, type RunningServer, repoRoot, runToExit, startServer } from './helpers/spawn-server.js'
 
 const KEY = 'k'
@@ -506,6 +507,21 @@ describe('petstore-server binary', { concurrency: 4, timeout: 60_000 }, () => {
     assert.match(help.stdout, /^Usage: petstore-server/)
     assert.equal(version.code, 0, version.stderr)
     assert.match(version.stdout, /^\d+\.\d+\.\d+/)
+  })
+
+  test('--help and --version answer whatever else the command line holds, a mistake included', () => {
+    for (const argv of [
+      ['--help', '--bogus'],
+      ['--help', 'extra'],
+      ['--port', '--help'],
+      ['-h', '--port'],
+    ]) {
+      assert.equal(parseCli(argv, {}).help, true, argv.join(' '))
+    }
+    assert.equal(parseCli(['--version', '--port'], {}).version, true)
+    assert.throws(() => parseCli(['--bogus'], {}), UsageError)
+    // After `--`, a --help is an argument like any other.
+    assert.throws(() => parseCli(['--', '--help'], {}), UsageError)
   })
 
   test('graceful shutdown: a request in flight completes, new connections are refused, exit 0', async () => {

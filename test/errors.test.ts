@@ -522,3 +522,25 @@ describe('failures around the handler', () => {
     assert.equal(seen[0]?.headers.get('authorization'), null)
   })
 })
+
+describe('the default onError', () => {
+  it('writes one line per failure on stderr, the causes after the error, no stack', async (t) => {
+    const written = t.mock.method(console, 'error', () => {})
+    const cause = new Error('connect ECONNREFUSED 127.0.0.1:5432\n    at TCPConnectWrap.afterConnect')
+    const store = memoryStore()
+    const handler = createPetstore({
+      store: {
+        ...store,
+        list: store.list.bind(store),
+        create: store.create.bind(store),
+        get: () => Promise.reject(PetstoreError.unavailable(cause)),
+      },
+      keys: [KEY],
+    })
+    assert.equal((await call(handler, '/v1/pets/1')).status, 503)
+    assert.equal(written.mock.callCount(), 1)
+    assert.deepEqual(written.mock.calls[0]?.arguments, [
+      'petstore: GET /v1/pets/1 failed: PetstoreError: The pet store is temporarily unavailable; try again later (cause: Error: connect ECONNREFUSED 127.0.0.1:5432 at TCPConnectWrap.afterConnect)',
+    ])
+  })
+})

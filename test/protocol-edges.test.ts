@@ -170,6 +170,28 @@ function edgeCases(target: string, port: () => number, healthz: boolean): void {
       assert.equal((answer.body as { name: string }).name, 'a')
     })
 
+    test('a POST with no body at all (no Content-Length, no Transfer-Encoding): 400 naming body, as with Content-Length: 0', async () => {
+      for (const type of ['', 'Content-Type: application/json\r\n']) {
+        const answer = await exchange(
+          port(),
+          `POST /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${KEY}\r\n${type}Connection: close\r\n\r\n`,
+        )
+        assert.equal(answer.status, 400)
+        assert.deepEqual(answer.body, {
+          code: 'validation_error',
+          message: 'body: is required (a JSON object with name and categoryId)',
+          status: 400,
+          details: [{ path: 'body', message: 'is required' }],
+        })
+      }
+      // A body without a type is still a 415, chunked too.
+      const chunked = await exchange(
+        port(),
+        `POST /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${KEY}\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n2\r\n{}\r\n0\r\n\r\n`,
+      )
+      assert.equal(chunked.status, 415)
+    })
+
     test('Authorization twice, in either order, a Basic or an empty one beside the Bearer: 400 bad_request', async () => {
       for (const [first, second] of [
         [`Bearer ${KEY}`, 'Bearer wrong'],

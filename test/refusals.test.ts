@@ -167,6 +167,22 @@ describe('the API refuses with the same bytes it always did', () => {
     })
   }
 
+  it('a create whose runtime hands it an empty stream, without a type or a length (a POST without a body): 400', async () => {
+    const empty = () => new ReadableStream({ start: (controller) => controller.close() })
+    const answer = await handler()(
+      new Request('http://x/v1/pets', { method: 'POST', headers: AUTH, body: empty(), duplex: 'half' } as RequestInit),
+    )
+    assert.equal(answer.status, 400)
+    assert.equal(await answer.text(), BODY_REQUIRED)
+    // Bytes without a type: 415, as before.
+    const typeless = new Request('http://x/v1/pets', {
+      method: 'POST',
+      headers: AUTH,
+      body: new Uint8Array([123, 125]),
+    })
+    assert.equal((await handler()(typeless)).status, 415)
+  })
+
   it('a HEAD refused carries the headers and no body', async () => {
     const answer = await call(handler(), '/v1/pets/12345', { method: 'HEAD' })
     assert.equal(answer.status, 404)
