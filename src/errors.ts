@@ -94,7 +94,8 @@ export function oneLineOf(error: unknown): string {
   let current = error
   for (let depth = 0; depth < 4 && current !== undefined && current !== null; depth++) {
     const { name, message } = (typeof current === 'object' ? current : {}) as { name?: unknown; message?: unknown }
-    const text = typeof message === 'string' ? `${typeof name === 'string' ? `${name}: ` : ''}${message}` : String(current)
+    const text =
+      typeof message === 'string' ? `${typeof name === 'string' ? `${name}: ` : ''}${message}` : String(current)
     parts.push(text.replace(/\s*\n\s*/g, ' '))
     current = (current as { cause?: unknown }).cause
   }

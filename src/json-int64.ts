@@ -11,6 +11,9 @@
  * @module
  */
 
+/** A digit followed by a fraction or an exponent, wherever it is in the text (a name's `R2e` too: then it is only looked at). */
+const FRACTION_OR_EXPONENT = /[0-9][.eE]/
+
 /** A JSON string, or a number token (on text `JSON.parse` accepted, nothing else starts with `-` or a digit). */
 const TOKEN = /"(?:[^"\\]|\\.)*"|-?[0-9][0-9.eE+-]*/g
 
@@ -37,10 +40,10 @@ function integerOf(token: string): bigint | undefined | null {
 
 /**
  * `body` (parsed from `text`) with each of `keys` that `JSON.parse` read as
- * an integer beyond ±(2^53−1) replaced by its exact value: a bigint, or `NaN`
- * when the text has a fraction (9007199254740993.5 reads as the integer
- * 9007199254740994), so that validation says "must be an integer". Other
- * values stay as parsed.
+ * an integer beyond ±(2^53−1) replaced by its exact value, a bigint, and each
+ * it read as an integer from a number that is none replaced by `NaN`
+ * (9007199254740993.5 reads as the integer 9007199254740994, 1e-400 as 0), so
+ * that validation says "must be an integer". Other values stay as parsed.
  *
  * @example
  * ```ts
@@ -53,12 +56,18 @@ export function withExactIntegers(text: string, body: unknown, keys: readonly st
   const object = body as Record<string, unknown>
   // A loop, not `filter`: the usual body has no such integer, and then nothing is allocated.
   let inexact: string[] | undefined
+  // A safe integer may also have been rounded to: 1e-400 reads as 0, 1.0000000000000001 as 1. Only text
+  // with a digit before a `.` or an exponent can hold such a number; then its digits are read again too.
+  let written: boolean | undefined
   for (const key of keys) {
     const value = object[key]
-    if (typeof value === 'number' && Number.isInteger(value) && !Number.isSafeInteger(value)) {
-      inexact ??= []
-      inexact.push(key)
+    if (typeof value !== 'number' || !Number.isInteger(value)) continue
+    if (Number.isSafeInteger(value)) {
+      written ??= FRACTION_OR_EXPONENT.test(text)
+      if (!written) continue
     }
+    inexact ??= []
+    inexact.push(key)
   }
   if (inexact === undefined) return body
   // Every number becomes a string of its own digits; the last duplicate key still wins, as in `body`.
@@ -69,7 +78,9 @@ export function withExactIntegers(text: string, body: unknown, keys: readonly st
   const exact = { ...object }
   for (const key of inexact) {
     const integer = integerOf(tokens[key] as string)
-    if (integer !== null) exact[key] = integer ?? Number.NaN
+    if (integer === null) continue
+    // A safe integer stays a number (`1.0`, `1e2`), as JSON.parse gave it.
+    exact[key] = integer === undefined ? Number.NaN : Number.isSafeInteger(Number(integer)) ? Number(integer) : integer
   }
   return exact
 }

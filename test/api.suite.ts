@@ -258,6 +258,11 @@ export function runApiSuite(name: string, makeStore: StoreFactory, transport?: T
           '1e300',
           '9007199254740993.5', // JSON.parse reads the integer 9007199254740994
           '-9223372036854775807.5',
+          // Fractions JSON.parse rounds to a safe integer: 0, 0 and 1.
+          '1e-400',
+          '-1e-400',
+          '1.0000000000000001',
+          '9007199254740993e-99999999999999999999',
           '"9007199254740993"',
         ]) {
           const answer = await postText(`{"name":"Rex","categoryId":${categoryId}}`)
@@ -315,6 +320,9 @@ export function runApiSuite(name: string, makeStore: StoreFactory, transport?: T
           ['9.2e18', '9200000000000000000'],
           ['92233720368547758070e-1', '9223372036854775807'],
           ['-0', '0'],
+          ['1.0', '1'],
+          ['1.50e1', '15'],
+          ['0.0e-5', '0'],
         ]) {
           const answer = await postText(`{"name":"notation","categoryId":${text}}`)
           assert.equal(answer.status, 201, answer.text)
@@ -380,12 +388,21 @@ export function runApiSuite(name: string, makeStore: StoreFactory, transport?: T
 
       it('accepts +json media types and a charset parameter', async () => {
         const body = JSON.stringify({ name: 'Rex', categoryId: 1 })
-        for (const type of ['application/json; charset=utf-8', 'Application/JSON', 'application/vnd.pets+json']) {
+        for (const type of [
+          'application/json; charset=utf-8',
+          'Application/JSON',
+          'application/vnd.pets+json',
+          'application/json;charset="UTF-8"',
+          'application/json; charset=utf8',
+        ]) {
           assert.equal(
             (await call(handler, '/v1/pets', { method: 'POST', headers: { 'content-type': type }, body })).status,
             201,
+            type,
           )
         }
+        const identity = { 'content-type': 'application/json', 'content-encoding': 'identity' }
+        assert.equal((await call(handler, '/v1/pets', { method: 'POST', headers: identity, body })).status, 201)
       })
     })
 

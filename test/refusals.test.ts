@@ -114,6 +114,25 @@ const CASES: Case[] = [
     body: BODY_REQUIRED,
   },
   {
+    name: 'a create whose body is compressed (Content-Encoding)',
+    path: '/v1/pets',
+    init: { method: 'POST', headers: { ...json, 'content-encoding': 'gzip' }, body: '{"name":"a","categoryId":1}' },
+    status: 415,
+    body: '{"code":"unsupported_media_type","message":"Content-Encoding gzip is not supported: send the body unencoded","status":415}',
+    headers: { 'accept-encoding': 'identity' },
+  },
+  {
+    name: 'a create in another charset than UTF-8',
+    path: '/v1/pets',
+    init: {
+      method: 'POST',
+      headers: { 'content-type': 'application/json; charset=ISO-8859-1' },
+      body: '{"name":"a","categoryId":1}',
+    },
+    status: 415,
+    body: '{"code":"unsupported_media_type","message":"Request body must be JSON in UTF-8, got charset=iso-8859-1","status":415}',
+  },
+  {
     name: 'a create whose body is not JSON',
     path: '/v1/pets',
     init: { method: 'POST', headers: json, body: '{"name":' },
