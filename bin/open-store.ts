@@ -3,7 +3,7 @@
  *
  * @module
  */
-import { statSync } from 'node:fs'
+import { accessSync, constants, statSync } from 'node:fs'
 import { dirname, resolve } from 'node:path'
 import { memoryStore, type PetStore } from '../src/index.js'
 import { fileProblem, UsageError } from './options.js'
@@ -21,13 +21,22 @@ export function redactedDb(db: string): string {
 
 /**
  * Why a SQLite file cannot be opened, in words, where the driver would only say "unable to
- * open database file": the path is a directory, or its directory does not exist.
+ * open database file": the path is a directory, or its directory does not exist; or a file
+ * this process cannot write.
  */
 function sqlitePathProblem(path: string): string | undefined {
   if (path === ':memory:' || path.startsWith('file:')) return undefined
   const stat = statSync(path, { throwIfNoEntry: false })
   if (stat?.isDirectory()) return `${path} is a directory`
-  if (stat !== undefined) return undefined
+  if (stat !== undefined) {
+    // Opened read-only, it would serve reads and answer every create 503 "try again later", for ever.
+    try {
+      accessSync(path, constants.R_OK | constants.W_OK)
+    } catch (error) {
+      return `${path} cannot be written: ${fileProblem(error as NodeJS.ErrnoException)}`
+    }
+    return undefined
+  }
   const directory = dirname(resolve(path))
   try {
     if (!statSync(directory).isDirectory()) return `${directory} is not a directory`

@@ -33,6 +33,8 @@ export interface CliOptions {
   maxConnections?: number
   maxConnectionsPerAddress?: number
   firstRequestTimeoutMs?: number
+  /** PETSTORE_STATS_INTERVAL_MS, a diagnostic for soak runs: a stats line on stderr this often. */
+  statsIntervalMs?: number
   help: boolean
   version: boolean
   /** Where `db` came from, for messages: `--db`, `DATABASE_URL`, or the default. */
@@ -194,6 +196,14 @@ function parseLimit(text: string | undefined, from: string, max: number): number
   return value
 }
 
+/** Unset or blank: no stats line; else a whole number of ms from 100 (`1.5` printed a line a millisecond). */
+function parseStatsInterval(text: string | undefined): number | undefined {
+  if (text === undefined || text.trim() === '') return undefined
+  const value = parseLimit(text.trim(), 'PETSTORE_STATS_INTERVAL_MS', 3_600_000) as number
+  if (value < 100) throw new UsageError(`PETSTORE_STATS_INTERVAL_MS must be at least 100 (ms), got "${text}"`)
+  return value
+}
+
 /** A host to bind: given, it must say something (`--host ''` would bind every interface). */
 function parseHost(text: string | undefined, from: string): string | undefined {
   if (text !== undefined && text.trim() === '')
@@ -286,6 +296,7 @@ export function parseCli(argv: readonly string[], env: Record<string, string | u
       1_000_000,
     ),
     firstRequestTimeoutMs: parseLimit(values['first-request-timeout'], '--first-request-timeout', 3_600_000),
+    statsIntervalMs: parseStatsInterval(env.PETSTORE_STATS_INTERVAL_MS),
     help: values.help ?? false,
     version: values.version ?? false,
     keysFile,

@@ -275,8 +275,7 @@ async function main(): Promise<void> {
   if (inWorker) workerReady(ready, server.server)
   else process.stdout.write(`${ready}\n`)
   // A diagnostic for soak runs (bench/soak.ts): undocumented in --help on purpose, described in the README.
-  const statsMs = Number(process.env.PETSTORE_STATS_INTERVAL_MS)
-  if (statsMs > 0) printStatsEvery(statsMs)
+  if (options.statsIntervalMs !== undefined) printStatsEvery(options.statsIntervalMs)
 }
 
 main().catch((error) => fail(oneLine(error)))

@@ -5,7 +5,8 @@
  * Run: node --import tsx --test test/cli.test.ts
  */
 import assert from 'node:assert/strict'
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { spawnSync } from 'node:child_process'
+import { chmodSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import http from 'node:http'
 import net from 'node:net'
 import { tmpdir } from 'node:os'
@@ -187,6 +188,34 @@ describe('petstore-server binary', { concurrency: 4, timeout: 60_000 }, () => {
     } finally {
       await server.stop('SIGKILL')
     }
+  })
+
+  test('--db sqlite:FILE that this user cannot write: one line, exit 1 (it served reads and 503 to every create)', {
+    skip: process.getuid?.() !== 0 && 'runs the binary as another user: needs root',
+  }, async () => {
+    const dir = tempDir()
+    chmodSync(dir, 0o755)
+    const file = join(dir, 'theirs.db')
+    // A database made (migrated) by root: another user can open it, but only to read.
+    const made = await startServer(['--port', '0', '--key', KEY, '--db', `sqlite:${file}`])
+    assert.deepEqual(await made.stop('SIGTERM'), { code: 0, signal: null })
+    const run = spawnSync(
+      process.execPath,
+      ['--import', 'tsx', 'bin/petstore-server.ts', '--port', '0', '--key', KEY, '--db', `sqlite:${file}`],
+      {
+        cwd: repoRoot,
+        uid: 65534,
+        gid: 65534,
+        encoding: 'utf8',
+        timeout: 30_000,
+      },
+    )
+    assert.equal(run.status, 1, run.stderr)
+    assert.equal(run.stdout, '')
+    assert.equal(
+      run.stderr,
+      `petstore-server: --db sqlite:${file}: ${file} cannot be written: permission denied (EACCES) (see --help)\n`,
+    )
   })
 
   test('--db sqlite:FILE keeps pets across a SIGTERM and a restart', async () => {
@@ -469,6 +498,17 @@ describe('petstore-server binary', { concurrency: 4, timeout: 60_000 }, () => {
       { args: ['--keys-file', join(dir, 'missing')], says: /no such file \(ENOENT\)/ },
       { args: [], env: { DATABASE_URL: 'foo://x' }, says: /^petstore-server: DATABASE_URL must be memory/ },
       { args: [], env: { PETSTORE_API_KEYS: ',,' }, says: /PETSTORE_API_KEYS holds no key/ },
+      // 1.5 once printed a stats line every millisecond; abc, -1 and 0 were ignored without a word.
+      {
+        args: ['--key', KEY],
+        env: { PETSTORE_STATS_INTERVAL_MS: '1.5' },
+        says: /PETSTORE_STATS_INTERVAL_MS must be a whole number/,
+      },
+      {
+        args: ['--key', KEY],
+        env: { PETSTORE_STATS_INTERVAL_MS: '0' },
+        says: /PETSTORE_STATS_INTERVAL_MS must be at least 100/,
+      },
       // A password never reaches the terminal, as the user part or as a parameter, even with a `/` in it.
       {
         args: ['--db', 'postgres://127.0.0.1:1/db?user=u&password=hunter2'],
