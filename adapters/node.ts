@@ -370,10 +370,9 @@ class NodeApiRequest implements ApiRequest, AbortLike, AsyncIterable<Uint8Array>
   }
 
   body(): AsyncIterable<Uint8Array> | null {
-    if (this.method === 'GET' || this.method === 'HEAD') return null
-    // HTTP/1.1 (RFC 9112 §6.3): a request with neither Content-Length nor Transfer-Encoding has no body.
-    const { headers } = this.request
-    return headers['content-length'] === undefined && headers['transfer-encoding'] === undefined ? null : this
+    // As @whatwg-node/server does: every method but GET and HEAD has a body, if only an empty one (which
+    // readJson tells from a body without a type by reading it).
+    return this.method === 'GET' || this.method === 'HEAD' ? null : this
   }
 
   [Symbol.asyncIterator](): AsyncIterator<Uint8Array> {

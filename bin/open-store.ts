@@ -3,7 +3,7 @@
  *
  * @module
  */
-import { accessSync, constants, statSync } from 'node:fs'
+import { closeSync, openSync, statSync } from 'node:fs'
 import { dirname, resolve } from 'node:path'
 import { memoryStore, type PetStore } from '../src/index.js'
 import { fileProblem, UsageError } from './options.js'
@@ -30,8 +30,9 @@ function sqlitePathProblem(path: string): string | undefined {
   if (stat?.isDirectory()) return `${path} is a directory`
   if (stat !== undefined) {
     // Opened read-only, it would serve reads and answer every create 503 "try again later", for ever.
+    // Opened for writing, not access(W_OK): Deno asks for --allow-sys to tell the user's id for that.
     try {
-      accessSync(path, constants.R_OK | constants.W_OK)
+      closeSync(openSync(path, 'r+'))
     } catch (error) {
       return `${path} cannot be written: ${fileProblem(error as NodeJS.ErrnoException)}`
     }

@@ -186,7 +186,8 @@ export function createAuthenticator(
     const token = BEARER.exec(header)?.[1]
     // Fields are joined with `, `, so a header BEARER takes (no space inside) is two only when the second is
     // empty (`Bearer k, `); a key that merely holds a `,` is one field. A valid key never needs the search.
-    if (token === undefined ? fieldsJoined(header) : token.endsWith(',')) return repeated()
+    // charCodeAt, not endsWith: the builtin call was ~140 instructions of every authenticated request (callgrind).
+    if (token === undefined ? fieldsJoined(header) : token.charCodeAt(token.length - 1) === 44) return repeated()
     if (token === undefined) return missing()
     const verdict = isKey(token, request)
     // Only `true` lets a request in: a key function answering `'no'` or a stray object fails closed.
