@@ -252,6 +252,7 @@ export function parseCli(argv: readonly string[], env: Record<string, string | u
   }
   if (values.key?.some((key) => key.trim() === '')) throw new UsageError('--key must not be empty')
   if (values['cursor-secret'] === '') throw new UsageError('--cursor-secret must not be empty')
+  if (values['keys-file']?.trim() === '') throw new UsageError('--keys-file must not be empty')
   // Flags win over the environment: any key flag, and both key variables are ignored.
   const fromFlags = values.key !== undefined || values['keys-file'] !== undefined
   const keysFile = fromFlags

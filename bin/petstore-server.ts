@@ -68,7 +68,11 @@ function isHealthz(url: string): boolean {
 /** The health answer itself: 200 while the store answers, 503 when it does not, 405 for other methods. */
 async function health(request: ApiRequest, store: PetStore): Promise<ApiAnswer> {
   if (request.method !== 'GET' && request.method !== 'HEAD') {
-    return errorAnswer(new PetstoreError(405, 'method_not_allowed', 'Use GET', { headers: { allow: 'GET, HEAD' } }))
+    return errorAnswer(
+      new PetstoreError(405, 'method_not_allowed', 'Method not allowed; use GET, HEAD', {
+        headers: { allow: 'GET, HEAD' },
+      }),
+    )
   }
   try {
     await (store.ping?.() ?? store.list({ limit: 1 }))

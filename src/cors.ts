@@ -23,6 +23,8 @@ export interface CorsOptions {
  * `undefined` when it is one: any other text would match no browser, silently.
  */
 export function originProblem(text: string): string | undefined {
+  // What sandboxed frames, `file:` pages and redirects send: trusting it trusts any of them.
+  if (text === 'null') return 'must not be "null", the origin of sandboxed frames and local files: any page can send it'
   const origin = URL.canParse(text) ? new URL(text).origin : 'null'
   if (origin === text) return undefined
   const hint = origin !== 'null' ? `; did you mean ${origin}?` : ''

@@ -168,8 +168,10 @@ function normalizeBasePath(basePath: string): string {
 function serverUrlProblem(url: string): string | undefined {
   if (url.startsWith('/')) return url.includes('?') || url.includes('#') ? 'a path without ? or #' : undefined
   if (!URL.canParse(url)) return 'an http(s) URL or a path starting with /'
-  const { protocol, search, hash } = new URL(url)
+  const { protocol, search, hash, username, password } = new URL(url)
   if (protocol !== 'http:' && protocol !== 'https:') return 'an http(s) URL or a path starting with /'
+  // The document is served without a key: a user or password in it would be published.
+  if (username || password) return 'a URL without a user or password'
   return search || hash ? 'a URL without ? or #' : undefined
 }
 
@@ -212,7 +214,9 @@ function normalizeServers(servers: readonly ServerEntry[] | undefined): ServerEn
       throw new TypeError(`createPetstore: each of servers needs a url, got ${JSON.stringify(server)}`)
     }
     const problem = serverUrlProblem(url)
-    if (problem) throw new TypeError(`createPetstore: a server url must be ${problem}, got ${JSON.stringify(url)}`)
+    // Shown without its user part, which may hold a password.
+    const shownUrl = JSON.stringify(url.replace(/\/\/[^@/]*@/, '//***@'))
+    if (problem) throw new TypeError(`createPetstore: a server url must be ${problem}, got ${shownUrl}`)
     if (description !== undefined && typeof description !== 'string') {
       throw new TypeError(`createPetstore: a server description must be a string, got ${JSON.stringify(description)}`)
     }

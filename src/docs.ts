@@ -148,7 +148,11 @@ export function withDocsEngine(engine: Engine, { basePath, load, onResponse }: D
 async function serve(request: ApiRequest, file: (() => Promise<string>) | undefined, name: string): Promise<ApiAnswer> {
   let answer: ApiAnswer
   if (request.method !== 'GET' && request.method !== 'HEAD') {
-    answer = errorAnswer(new PetstoreError(405, 'method_not_allowed', 'Use GET', { headers: { allow: 'GET, HEAD' } }))
+    answer = errorAnswer(
+      new PetstoreError(405, 'method_not_allowed', 'Method not allowed; use GET, HEAD', {
+        headers: { allow: 'GET, HEAD' },
+      }),
+    )
   } else if (!file) {
     answer = errorAnswer(new PetstoreError(404, 'not_found', 'No such route'))
   } else {

@@ -183,6 +183,11 @@ describe('petstore-server binary', { concurrency: 4, timeout: 60_000 }, () => {
       res = await fetch(`${server.origin}/healthzz`)
       assert.equal(res.status, 404)
       await res.body?.cancel()
+      // Another method: the 405 the API gives, in the same words.
+      res = await fetch(`${server.origin}/healthz`, { method: 'DELETE' })
+      assert.equal(res.status, 405)
+      assert.equal(res.headers.get('allow'), 'GET, HEAD')
+      assert.equal((await res.json()).message, 'Method not allowed; use GET, HEAD')
 
       assert.deepEqual(await server.stop(), { code: 0, signal: null })
     } finally {
@@ -488,6 +493,14 @@ describe('petstore-server binary', { concurrency: 4, timeout: 60_000 }, () => {
       { args: ['--port', '-1'], says: /--port needs a value; write one that starts with "-" as --port=VALUE/ },
       { args: ['--key', ''], says: /--key must not be empty/ },
       { args: ['--host', ' '], says: /--host must not be empty/ },
+      { args: ['--keys-file', ''], says: /^petstore-server: --keys-file must not be empty/ },
+      { args: ['--cors', 'null'], says: /must not be "null", the origin of sandboxed frames/ },
+      // The document is served without a key: a password in a server URL would be published.
+      {
+        args: ['--public-url', 'https://u:secret@api.example/v1'],
+        says: /a URL without a user or password/,
+        never: 'secret',
+      },
       {
         args: ['--base-path', '//v1'],
         says: /^petstore-server: --base-path must be a path of plain segments.*got "\/\/v1"/,

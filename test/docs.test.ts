@@ -52,6 +52,7 @@ describe('withDocs', () => {
     const post = await call(handler, '/v1/docs', { method: 'POST', auth: false })
     assertError(post, 405, 'method_not_allowed')
     assert.equal(post.headers.get('allow'), 'GET, HEAD')
+    assert.equal(post.body.message, 'Method not allowed; use GET, HEAD')
     assertError(await call(handler, '/v1/docs/index.html', { auth: false }), 404, 'not_found')
     assertError(await call(handler, '/v1/docs/swagger-ui-bundle.js/x', { auth: false }), 404, 'not_found')
     const head = await get(handler, '/v1/docs', { method: 'HEAD' })

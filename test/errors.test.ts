@@ -155,6 +155,12 @@ describe('configuration', () => {
         /must be an origin as browsers send it/,
       ],
       ['cors: * in a list', { store, keys: [KEY], cors: { origin: ['*'] } }, /stands alone/],
+      ['cors: the origin null', { store, keys: [KEY], cors: { origin: ['null'] } }, /must not be "null"/],
+      [
+        'a server url with a password',
+        { store, keys: [KEY], servers: [{ url: 'https://u:p@x.example/v1' }] },
+        /without a user or password/,
+      ],
       ['a base path with a query', { store, keys: [KEY], basePath: '/v1?x=1' }, /plain segments/],
       ['a base path with a dot segment', { store, keys: [KEY], basePath: '/v1/../v2' }, /plain segments/],
       // The router's pattern syntax (these answered the document and the 405s with a 500), an empty segment.
