@@ -235,7 +235,7 @@ describe('--keys-file', () => {
       )
     refuses(['--keys-file', join(dir, 'missing')], /cannot read --keys-file .*missing: no such file \(ENOENT\)/)
     refuses(['--keys-file', dir], /cannot read --keys-file .*: is a directory \(EISDIR\)/)
-    refuses(['--keys-file', ''], /cannot read --keys-file/)
+    refuses(['--keys-file', ''], /--keys-file must not be empty/)
     refuses(['--keys-file', file('empty', '\n# nothing\n\n')], /holds no key/)
     refuses(['--keys-file', file('spaces', 'ok\nsecret with spaces\n')], /line 2: .*whitespace/, 'secret with spaces')
     refuses(['--keys-file', file('bad-digest', 'sha256:abcdef\n')], /line 1: .*64 hex digits/, 'abcdef')
