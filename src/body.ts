@@ -28,18 +28,17 @@ function otherCharset(contentType: string): string | undefined {
   return charset === undefined || charset === 'utf-8' || charset === 'utf8' ? undefined : charset
 }
 
-/** A content coding other than `identity` (`gzip`), which the API does not decode, or undefined. */
-function coding(request: ApiRequest): string | undefined {
+/**
+ * The 415 for a body sent compressed (`Content-Encoding: gzip`), which the API does not decode, with
+ * `accept-encoding: identity` to say how to send it (RFC 9110 §12.5.3); undefined for none or
+ * `identity`. Asked only once the body has failed to read as UTF-8 JSON: compressed, it never does,
+ * and a create that reads well is spared the header's lookup.
+ */
+function encodedBody(request: ApiRequest): PetstoreError | undefined {
   const coded = request.header('content-encoding')?.trim().toLowerCase()
-  return coded === undefined || coded === '' || coded === 'identity' ? undefined : coded
-}
-
-/** The 415 for an encoded body; `accept-encoding: identity` says how to send it (RFC 9110 §12.5.3). */
-function encoded(coded: string): Refusal {
+  if (coded === undefined || coded === '' || coded === 'identity') return undefined
   const message = `Content-Encoding ${coded.slice(0, 40)} is not supported: send the body unencoded`
-  const refusal = new Refusal(415, 'unsupported_media_type', message)
-  refusal.headers['accept-encoding'] = 'identity'
-  return refusal
+  return new PetstoreError(415, 'unsupported_media_type', message, { headers: { 'accept-encoding': 'identity' } })
 }
 
 const bodyRequired = () =>
@@ -125,9 +124,7 @@ export function readJson(
   // Over HTTP a POST without a body still has one, empty: `content-length: 0` says so.
   const body = length === '0' ? null : request.body()
   if (body === null) return contentType === null || isJson(contentType) ? bodyRequired() : unsupported()
-  if (contentType !== null && !isJson(contentType)) return unsupported()
-  const coded = coding(request)
-  if (coded !== undefined) return encoded(coded)
+  if (contentType === null ? length !== null : !isJson(contentType)) return unsupported()
   // `application/json` (16 characters) declares nothing more.
   const charset =
     contentType === null || contentType.length <= 16 || contentType === 'application/json; charset=utf-8'
@@ -145,18 +142,21 @@ export function readJson(
   const read = request.readText ? request.readText(maxBytes) : readLimited(body, maxBytes).then(utf8Text)
   // No type and no length: a runtime may hand every POST a stream, an empty one when none was sent (a
   // POST without a body: 400, as with `content-length: 0`); one that holds bytes is of no type (415).
-  if (contentType === null) {
-    if (length !== null) return unsupported()
+  // With a length and no type, the 415 was given above, before the body was asked for.
+  if (contentType === null)
     return new Deferred(read, (text) => (text === '' ? bodyRequired() : unsupported()), unreadable)
-  }
-  // `unreadable` sees the read's failures only; what `use` throws is answered as it is.
+  // The refusal sees the read's failures only; what `use` throws is answered as it is.
   return new Deferred(
     read,
     (text) => {
       const parsed = jsonOf(text, exactIntegers)
-      return parsed instanceof Refusal ? parsed : use(parsed)
+      if (!(parsed instanceof Refusal)) return use(parsed)
+      const encoded = encodedBody(request)
+      if (encoded !== undefined) throw encoded
+      return parsed
     },
-    unreadable,
+    (error) =>
+      (error instanceof PetstoreError && error.code === 'invalid_json' && encodedBody(request)) || unreadable(error),
   )
 }
 
