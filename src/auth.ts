@@ -44,6 +44,8 @@ export function keyProblem(entry: unknown): string | undefined {
   // Never sent as it is: browsers refuse such a header value, and Node reads its bytes as Latin-1.
   if (!/^[\x21-\x7e]+$/.test(entry))
     return 'a key must be printable ASCII: a client cannot send other characters in a header'
+  // `Bearer k,` reads as two Authorization fields joined, the second empty: a 400, never a match.
+  if (entry.endsWith(',')) return 'a key must not end with ",": sent, it reads as a second, empty Authorization field'
   if (DIGEST_PREFIX.test(entry) && !DIGEST.test(entry)) {
     return 'a sha256: key must be followed by 64 hex digits (its SHA-256 digest)'
   }

@@ -49,6 +49,10 @@ describe('keys given as sha256: digests', () => {
   it('takes a key holding a comma (one Authorization field), refuses one a client cannot send', async () => {
     const handler = createPetstore({ store: memoryStore(), keys: ['k,2'] })
     assert.equal((await call(handler, '/v1/pets', { headers: { authorization: 'Bearer k,2' } })).status, 200)
+    assert.throws(
+      () => createPetstore({ store: memoryStore(), keys: ['k,'] }),
+      /keys\[0\]: a key must not end with ","/,
+    )
     for (const key of ['kéy', 'k\u0000y', '🔑']) {
       assert.throws(
         () => createPetstore({ store: memoryStore(), keys: [key] }),
