@@ -8,6 +8,7 @@
  */
 import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
+import { normalizeBasePath } from '../src/base-path.js'
 import { type DocsAssetLoader, withDocsEngine } from '../src/docs.js'
 import {
   type ApiAnswer,
@@ -85,10 +86,7 @@ export function withDocs(
   }
   optionsObject(owner, 'options', options, '{ basePath?, load? }')
   knownOptions(owner, options, ['basePath', 'load'])
-  const { basePath } = options
-  if (basePath !== undefined && (typeof basePath !== 'string' || !(basePath === '' || basePath.startsWith('/')))) {
-    throw new TypeError(`${owner}: basePath must be a path starting with "/", such as '/v1'; got ${shown(basePath)}`)
-  }
+  const basePath = options.basePath === undefined ? undefined : normalizeBasePath(owner, options.basePath)
   const engine = engineOf(handler)
   const docsOptions = {
     basePath: basePath ?? basePathOf(engine) ?? '/v1',

@@ -6,18 +6,8 @@
 import { closeSync, openSync, statSync } from 'node:fs'
 import { dirname, resolve } from 'node:path'
 import { memoryStore, type PetStore } from '../src/index.js'
+import { redactedUrl } from '../src/option-checks.js'
 import { fileProblem, UsageError } from './options.js'
-
-/**
- * `db` as it may be printed: a password, in the URL's user part or as a `password` parameter
- * (as pg and mysql2 both take it), becomes `***`. Greedy, to the last `@` before the query, so that
- * a password holding `/` or `@` is hidden whole.
- */
-export function redactedDb(db: string): string {
-  return db
-    .replace(/^([a-z][a-z0-9+.-]*:\/\/)([^?#]*)@/i, (_, scheme: string) => `${scheme}***@`)
-    .replace(/([?&](?:password|pass|pwd|sslpassword)=)[^&#]*/gi, '$1***')
-}
 
 /**
  * Why a SQLite file cannot be opened, in words, where the driver would only say "unable to
@@ -82,5 +72,5 @@ export async function openStore(db: string, from = '--db'): Promise<PetStore> {
     return mysqlStore({ uri: db }, { batchCreates })
   }
   // Never echo credentials of a mistyped URL.
-  throw new UsageError(`${from} must be memory, sqlite:PATH, postgres://… or mysql://…, got "${redactedDb(db)}"`)
+  throw new UsageError(`${from} must be memory, sqlite:PATH, postgres://… or mysql://…, got "${redactedUrl(db)}"`)
 }

@@ -8,8 +8,8 @@ import { readFileSync } from 'node:fs'
 import { availableParallelism } from 'node:os'
 import { parseArgs } from 'node:util'
 import { keyProblem } from '../src/auth.js'
+import { basePathProblem, trimSlashes } from '../src/base-path.js'
 import { originProblem } from '../src/cors.js'
-import { basePathProblem } from '../src/create-petstore.js'
 
 /** A command line the binary cannot run with: printed as one line, exit code 1. */
 export class UsageError extends Error {}
@@ -279,7 +279,7 @@ export function parseCli(argv: readonly string[], env: Record<string, string | u
     db: values.db ?? (env.DATABASE_URL || 'sqlite:./petstore.db'),
     dbFrom: values.db !== undefined ? '--db' : env.DATABASE_URL ? 'DATABASE_URL' : '--db',
     keys: keys.map((key) => key.trim()).filter((key) => key !== ''),
-    basePath: basePath.replace(/\/+$/, ''),
+    basePath: trimSlashes(basePath),
     cors: (values.cors ?? []).map(parseCorsOrigin),
     publicUrls: (values['public-url'] ?? []).map(parsePublicUrl),
     docs: !values['no-docs'],

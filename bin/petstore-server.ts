@@ -17,12 +17,13 @@ import { type ApiAnswer, type ApiRequest, type Engine, jsonAnswer, toFetchHandle
 import { setDefaults } from '../src/headers.js'
 import { type PetStore, PetstoreError } from '../src/index.js'
 import { type OnResponse, tell } from '../src/observe.js'
+import { redactedUrl } from '../src/option-checks.js'
 import { requestId as idOf } from '../src/request-id.js'
 import { ambiguousPath } from '../src/request-path.js'
 import { accessLog, flushAccessLog } from './access-log.js'
 import { reloadKeysOnSighup } from './keys-reload.js'
 import { aggregatedMetrics, type RequestMetrics, requestMetrics, serveMetrics } from './metrics.js'
-import { openStore, redactedDb } from './open-store.js'
+import { openStore } from './open-store.js'
 import { parseCli, USAGE, UsageError } from './options.js'
 import { printStatsEvery } from './stats.js'
 import { cursorSecretFromPrimary, inWorker, keyFromPrimary, runPrimary, workerReady } from './workers.js'
@@ -161,7 +162,7 @@ async function main(): Promise<void> {
     // A missing driver: the store's own message names the package to install; otherwise the cause tells more.
     const reason =
       error instanceof PetstoreError && error.options.missingDriver ? error : ((error as Error)?.cause ?? error)
-    fail(`cannot use database ${redactedDb(options.db)}: ${oneLine(reason)}${databaseHint(reason, options.db)}`)
+    fail(`cannot use database ${redactedUrl(options.db)}: ${oneLine(reason)}${databaseHint(reason, options.db)}`)
   }
 
   let keys = options.keys

@@ -5,6 +5,7 @@
  */
 import { type IRequest, Router } from 'itty-router'
 import { createAuthenticator, type KeyCheck, type Verdict } from './auth.js'
+import { normalizeBasePath, trimSlashes } from './base-path.js'
 import { type CorsOptions, createCors } from './cors.js'
 import { cursorCodec } from './cursor.js'
 import { type Limits, timeoutOption, waitFor } from './deadline.js'
@@ -26,7 +27,7 @@ import { deprecationHeaders, setDefaults } from './headers.js'
 import { type OnResponse, tell } from './observe.js'
 import { openApiDocument, type ServerEntry } from './openapi.js'
 import { createPet, getPet, listPets, type OperationContext } from './operations.js'
-import { knownOptions, optionalFunction, optionsObject, shown, wholeNumber } from './option-checks.js'
+import { knownOptions, optionalFunction, optionsObject, redactedUrl, shown, wholeNumber } from './option-checks.js'
 import { requestId as idOf } from './request-id.js'
 import { ambiguousPath } from './request-path.js'
 import { parseOriginTarget, parseTarget, type Target } from './request-target.js'
@@ -120,48 +121,6 @@ const defaultOnError = (error: unknown, request: Request) => {
 }
 
 /**
- * `'/v1///'` → `'/v1'`. A loop, not `/\/+$/`: on a path of many slashes
- * followed by something else, that regex backtracks quadratically.
- */
-function trimSlashes(path: string): string {
-  let end = path.length
-  while (end > 0 && path.charCodeAt(end - 1) === 47) end--
-  return path.slice(0, end)
-}
-
-/**
- * Segments a base path may hold: letters, digits, `-`, `.`, `_` and `~` (RFC 3986's unreserved
- * characters), none empty, and trailing slashes. A `?`, `#`, space or `%` makes a base path no request
- * URL can have; `:`, `*`, `(` or `+` are syntax to the router's patterns, which answered such a base's
- * document and 405s with a 500; an empty segment (`//v1`) makes `Location` and `Link` network-path
- * references, which a client resolves to the host `v1`.
- */
-const PLAIN_PATH = /^(?:\/[A-Za-z0-9\-._~]+)*\/*$/
-const DOT_SEGMENT = /\/\.{1,2}(?:\/|$)/
-
-/**
- * What is wrong with a base path, or `undefined` when it is usable (see PLAIN_PATH); the binary's
- * `--base-path` says the same.
- */
-export function basePathProblem(basePath: string): string | undefined {
-  if (!basePath.startsWith('/') && basePath !== '') return 'must start with "/"'
-  if (!PLAIN_PATH.test(basePath) || DOT_SEGMENT.test(basePath)) {
-    return 'must be a path of plain segments (letters, digits, - . _ ~), such as /v1 or /api/v1'
-  }
-  return undefined
-}
-
-/** `'/v1/'` → `'/v1'`, `'/'` → `''`; anything but a path of plain segments is refused. */
-function normalizeBasePath(basePath: string): string {
-  if (typeof basePath !== 'string') {
-    throw new TypeError(`createPetstore: basePath must be a string such as '/v1', got ${shown(basePath)}`)
-  }
-  const problem = basePathProblem(basePath)
-  if (problem !== undefined) throw new TypeError(`createPetstore: basePath ${problem}, got ${JSON.stringify(basePath)}`)
-  return trimSlashes(basePath)
-}
-
-/**
  * A server's `url`: an absolute http(s) URL or a path, without query or fragment, the way
  * the binary's `--public-url` takes it. `'/'` stays `'/'`.
  */
@@ -215,7 +174,7 @@ function normalizeServers(servers: readonly ServerEntry[] | undefined): ServerEn
     }
     const problem = serverUrlProblem(url)
     // Shown without its user part, which may hold a password.
-    const shownUrl = JSON.stringify(url.replace(/\/\/[^@/]*@/, '//***@'))
+    const shownUrl = JSON.stringify(redactedUrl(url))
     if (problem) throw new TypeError(`createPetstore: a server url must be ${problem}, got ${shownUrl}`)
     if (description !== undefined && typeof description !== 'string') {
       throw new TypeError(`createPetstore: a server description must be a string, got ${JSON.stringify(description)}`)
@@ -298,7 +257,7 @@ export function createEngine(options: PetstoreOptions): Engine {
   optionsObject('createPetstore', 'options', options, '{ store, keys }')
   knownOptions('createPetstore', options, OPTION_NAMES)
   const store = checkStore(options.store)
-  const basePath = normalizeBasePath(options.basePath ?? '/v1')
+  const basePath = normalizeBasePath('createPetstore', options.basePath ?? '/v1')
   const maxBodyBytes = wholeNumber('createPetstore', 'maxBodyBytes', options.maxBodyBytes ?? 100 * 1024, { min: 1 })
   optionalFunction('createPetstore', 'onResponse', options.onResponse)
   const report = reporter(optionalFunction('createPetstore', 'onError', options.onError) ?? defaultOnError)

@@ -7,6 +7,7 @@
  *
  * @module
  */
+import { trimSlashes } from './base-path.js'
 import { errorAnswer, PetstoreError } from './errors.js'
 import type { ApiAnswer, ApiRequest, Engine } from './exchange.js'
 import { setDefaults } from './headers.js'
@@ -103,7 +104,7 @@ export interface DocsOptions {
  * They need no key; everything else goes to `engine` untouched.
  */
 export function withDocsEngine(engine: Engine, { basePath, load, onResponse }: DocsOptions): Engine {
-  const base = basePath.replace(/\/+$/, '')
+  const base = trimSlashes(basePath)
   const prefix = `${base}/docs`
   const pagePrefix = `${prefix}/`
   const assets = DOCS_ASSETS.map((name) => [name, cached(() => load(name))] as const)

@@ -142,6 +142,22 @@ export function misnamedOptions(owner: string, options: object, meant: Readonly<
   }
 }
 
+/**
+ * A URL as it may be printed: a password, in the user part or as a `password` parameter (as pg
+ * and mysql2 both take it), becomes `***`. Greedy, to the last `@` before the query, so that a
+ * password holding `/` or `@` is hidden whole.
+ *
+ * @example
+ * ```ts
+ * redactedUrl('postgres://app:s3cret@db/pets') // → 'postgres://***@db/pets'
+ * ```
+ */
+export function redactedUrl(url: string): string {
+  return url
+    .replace(/^([a-z][a-z0-9+.-]*:\/\/)([^?#]*)@/i, (_, scheme: string) => `${scheme}***@`)
+    .replace(/([?&](?:password|pass|pwd|sslpassword)=)[^&#]*/gi, '$1***')
+}
+
 /** What `value` is, without showing it: for values that may hold a password (a URL, a pool's settings). */
 export function kindOf(value: unknown): string {
   if (value === null) return 'null'

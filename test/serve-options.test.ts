@@ -89,7 +89,22 @@ describe('toNodeListener and withDocs', () => {
     )
     await refuses('withDocs(string)', () => withDocs('x' as never), /withDocs: handler must be/)
     await refuses('withDocs base', () => withDocs(handler, { base: '/v1' } as never), /unknown option "base"/)
-    await refuses('withDocs basePath without /', () => withDocs(handler, { basePath: 'v1' }), /basePath must be a path/)
+    // The same base paths as createPetstore's: an empty segment would make the page's links network-path references.
+    await refuses(
+      'withDocs basePath without /',
+      () => withDocs(handler, { basePath: 'v1' }),
+      /basePath must start with "\/"/,
+    )
+    await refuses(
+      'withDocs basePath //v1',
+      () => withDocs(handler, { basePath: '//v1' }),
+      /withDocs: basePath must be a path of plain segments/,
+    )
+    await refuses(
+      'withDocs basePath 5',
+      () => withDocs(handler, { basePath: 5 as never }),
+      /withDocs: basePath must be a string/,
+    )
     await refuses('withDocs load', () => withDocs(handler, { load: 'x' as never }), /load must be a function/)
   })
 

@@ -184,13 +184,8 @@ export function connectionSettings(
     schemes: readonly string[]
   },
 ): Record<string, unknown> {
-  misnamedOptions(owner, connection, meant)
-  const misspelt = Object.keys(connection).find((key) => key !== urlName && folded(key) === folded(urlName))
-  if (misspelt !== undefined) {
-    throw new TypeError(
-      `${owner}: unknown option ${JSON.stringify(misspelt)} (did you mean ${JSON.stringify(urlName)}?)`,
-    )
-  }
+  const misspelt = Object.keys(connection).filter((key) => key !== urlName && folded(key) === folded(urlName))
+  misnamedOptions(owner, connection, { ...meant, ...Object.fromEntries(misspelt.map((key) => [key, urlName])) })
   misplacedOptions(owner, connection, storeOptions)
   const config = connection as Record<string, unknown>
   const url = config[urlName]
