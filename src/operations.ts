@@ -111,6 +111,7 @@ export function getPet(
 }
 
 function petAnswer(pet: Pet | undefined, text: string): ApiAnswer {
-  if (!pet) return new Refusal(404, 'not_found', `No pet with id ${text}`)
+  // The id in its canonical form (`007` and `-0` name 7 and 0), exact beyond 2^53 too.
+  if (!pet) return new Refusal(404, 'not_found', `No pet with id ${BigInt(text)}`)
   return jsonAnswer(petJson(pet))
 }

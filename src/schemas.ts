@@ -193,11 +193,14 @@ export const PetIdSchema = v.pipe(
   v.string(),
   decimal(true),
   checkWithSchema(
-    (id: string) =>
-      !/^-?[0-9]+$/.test(id) ||
+    (id: string) => {
+      if (!/^-?[0-9]+$/.test(id)) return true // decimal() said why
+      // Leading zeros change nothing (`007` is 7, however many); `-0…0` is 0.
+      const digits = id.replace(/^(-?)0+(?=[0-9])/, '$1')
       // Up to 18 digits is always an int64; past 20 characters never (and BigInt() of a million digits is slow).
-      id.length <= 18 ||
-      (id.length <= 20 && BigInt(id) >= INT64_MIN && BigInt(id) <= INT64_MAX),
+      if (digits.length <= 18) return true
+      return digits.length <= 20 && BigInt(digits) >= INT64_MIN && BigInt(digits) <= INT64_MAX
+    },
     'must be a 64-bit integer',
     {},
   ),

@@ -680,8 +680,26 @@ export function runApiSuite(name: string, makeStore: StoreFactory, transport?: T
         for (const id of ['424242', '0', '-1', '9007199254740993', '9223372036854775807']) {
           const answer = await call(handler, `/v1/pets/${id}`)
           assertError(answer, 404, 'not_found')
+          assert.equal(answer.body.message, `No pet with id ${id}`)
           assertDeprecated(answer.headers)
         }
+      })
+
+      it('reads leading zeros as nothing, however many: the same pet, and the id said canonically', async () => {
+        const padded = `${'0'.repeat(30)}${pet.id}`
+        assert.deepEqual((await call(handler, `/v1/pets/${padded}`)).body, pet)
+        for (const [id, said] of [
+          ['0000424242', '424242'],
+          ['-0', '0'],
+          ['-00000000000000000000000001', '-1'],
+          [`000000${2n ** 63n - 1n}`, `${2n ** 63n - 1n}`],
+        ]) {
+          const answer = await call(handler, `/v1/pets/${id}`)
+          assertError(answer, 404, 'not_found')
+          assert.equal(answer.body.message, `No pet with id ${said}`)
+        }
+        // Still no int64, zeros or not.
+        assertError(await call(handler, `/v1/pets/000${2n ** 63n}`), 400, 'validation_error')
       })
 
       it('answers 400 naming petId for an id that is not an integer', async () => {
