@@ -622,8 +622,23 @@ function refuse(
 }
 
 /** An HTTP/1.1 request without `Host` (RFC 9112 §3.2: a 400), which Node would answer with an empty body. */
-const missingHost = (request: IncomingMessage) =>
-  request.headers.host === undefined && request.httpVersionMajor === 1 && request.httpVersionMinor === 1
+/**
+ * Why the request's `Host` is one RFC 9112 (section 3.2) answers with a 400: none on HTTP/1.1, or
+ * more than one field (Node keeps the first, where a proxy in front may have read the last).
+ */
+function hostProblem(request: IncomingMessage): string | undefined {
+  if (request.headers.host === undefined) {
+    const http11 = request.httpVersionMajor === 1 && request.httpVersionMinor === 1
+    return http11 ? 'An HTTP/1.1 request needs a Host header' : undefined
+  }
+  const raw = request.rawHeaders
+  let seen = 0
+  for (let i = 0; i < raw.length; i += 2) {
+    const name = raw[i] as string
+    if (name.length === 4 && name.toLowerCase() === 'host' && ++seen > 1) return 'A request carries one Host header'
+  }
+  return undefined
+}
 
 /** Options of {@link serve}. Every limit has a default meant for a server exposed as it is. */
 export interface ServeOptions {
@@ -687,7 +702,7 @@ export interface ServeOptions {
   shutdownTimeoutMs?: number | undefined
   /**
    * Told of the answers written here rather than by the handler (a 408 to a
-   * slow client, a 431, a 400 for malformed HTTP or a missing `Host`, a 405 to
+   * slow client, a 431, a 400 for malformed HTTP or a missing or repeated `Host`, a 405 to
    * CONNECT, a 417), which carry an `X-Request-Id` too. Give it the hook the
    * handler's `onResponse` has, so that logs and metrics see every answer.
    * Their `method` and `url` are `''` where Node could not read the request,
@@ -797,11 +812,12 @@ export async function serve(options: ServeOptions): Promise<RunningServer> {
     (request, response) => {
       connections.busy(request.socket, response)
       if (closing) response.shouldKeepAlive = false
-      if (missingHost(request)) {
+      const wrongHost = hostProblem(request)
+      if (wrongHost !== undefined) {
         return refuse(
           request,
           response,
-          new PetstoreError(400, 'bad_request', 'An HTTP/1.1 request needs a Host header'),
+          new PetstoreError(400, 'bad_request', wrongHost),
           onResponse,
           performance.now(),
         )

@@ -20,6 +20,7 @@ import { type OnResponse, tell } from '../src/observe.js'
 import { redactedUrl } from '../src/option-checks.js'
 import { requestId as idOf } from '../src/request-id.js'
 import { ambiguousPath } from '../src/request-path.js'
+import { parseTarget } from '../src/request-target.js'
 import { accessLog, flushAccessLog } from './access-log.js'
 import { reloadKeysOnSighup } from './keys-reload.js'
 import { aggregatedMetrics, type RequestMetrics, requestMetrics, serveMetrics } from './metrics.js'
@@ -57,10 +58,13 @@ function withHealth(engine: Engine, store: PetStore, onResponse: OnResponse | un
   }
 }
 
-/** Whether `url` is /healthz. A URL that does not parse (a `Host` of port 99999) is the API's to answer: a 400. */
+/**
+ * Whether `url` is /healthz. A URL that does not parse (a `Host` of port 99999), or of another scheme
+ * than http(s), is the API's to answer: a 400.
+ */
 function isHealthz(url: string): boolean {
   try {
-    return new URL(url).pathname === '/healthz'
+    return parseTarget(url).pathname === '/healthz'
   } catch {
     return false
   }

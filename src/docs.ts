@@ -13,6 +13,7 @@ import type { ApiAnswer, ApiRequest, Engine } from './exchange.js'
 import { setDefaults } from './headers.js'
 import { type OnResponse, tell } from './observe.js'
 import { requestId } from './request-id.js'
+import { parseTarget } from './request-target.js'
 
 /** The renderer's files the page needs. */
 export const DOCS_ASSETS = ['swagger-ui-bundle.js', 'swagger-ui.css'] as const
@@ -136,7 +137,7 @@ export function withDocsEngine(engine: Engine, { basePath, load, onResponse }: D
     if (target === undefined ? !request.url.includes(prefix) : !target.startsWith(prefix)) return engine(request)
     let pathname: string
     try {
-      pathname = new URL(request.url).pathname
+      pathname = parseTarget(request.url).pathname
     } catch {
       return engine(request)
     }

@@ -81,13 +81,15 @@ export function authorityParses(authority: string): boolean {
 }
 
 function parsed(url: string): Target {
-  const { pathname, search } = new URL(url)
+  const { protocol, pathname, search } = new URL(url)
+  // An absolute-form target of another scheme (`GET ftp://host/v1/pets`) names nothing of this server.
+  if (protocol !== 'http:' && protocol !== 'https:') throw new TypeError(`not an http(s) URL: ${protocol}`)
   return { pathname, query: search.slice(1) }
 }
 
 /**
  * The target of `url`, an absolute `http:` or `https:` URL; throws a
- * `TypeError` where `new URL(url)` would. Plain URLs are split by hand, the
+ * `TypeError` where `new URL(url)` would, or for a URL of another scheme. Plain URLs are split by hand, the
  * rest are left to the parser, so the result is always what it would say.
  *
  * @example

@@ -87,7 +87,16 @@ describe('field-by-field checks agree with their object schemas', () => {
     const digits = fc.stringMatching(/^-?[0-9]{1,22}$/)
     const idText = fc.oneof(
       digits,
-      fc.constantFrom('0', '007', '-0', `${'0'.repeat(25)}7`, '999999999999999', '9007199254740993', '9223372036854775807', '9223372036854775808'),
+      fc.constantFrom(
+        '0',
+        '007',
+        '-0',
+        `${'0'.repeat(25)}7`,
+        '999999999999999',
+        '9007199254740993',
+        '9223372036854775807',
+        '9223372036854775808',
+      ),
       fc.constantFrom('-9223372036854775808', '-9223372036854775809', '1e3', '0x10', ' 1', '1 ', '', '+1', '١'),
       fc.string({ maxLength: 20 }),
     )

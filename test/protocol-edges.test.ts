@@ -111,6 +111,16 @@ function edgeCases(target: string, port: () => number, healthz: boolean): void {
       assert.equal(old.status, 200)
     })
 
+    test('Host given twice: 400 bad_request, connection closed, whatever the case or the values', async () => {
+      for (const hosts of ['Host: x\r\nHost: y', 'Host: x\r\nhOST: x', 'host: x\r\nAccept: */*\r\nHOST: y']) {
+        const answer = await exchange(port(), get('/v1/pets', `${hosts}\r\nAuthorization: Bearer ${KEY}\r\n`))
+        assertError(answer, 400, 'bad_request', 'A request carries one Host header', { connection: 'close' })
+      }
+      // Only the field named Host counts.
+      const one = await exchange(port(), get('/v1/pets', `Host: x\r\nX-Host: y\r\nAuthorization: Bearer ${KEY}\r\n`))
+      assert.equal(one.status, 200)
+    })
+
     test('Expect other than 100-continue: 417 expectation_failed', async () => {
       const answer = await exchange(
         port(),
@@ -236,6 +246,31 @@ function edgeCases(target: string, port: () => number, healthz: boolean): void {
       // Dots that are no segment of their own stay what they are.
       assert.equal((await exchange(port(), get('/v1/pets/.1'))).status, 400) // a petId that is no integer
       assert.equal((await exchange(port(), get('/v1/pets?status=sold&x=a/../b'))).status, 200)
+    })
+
+    test('an absolute-form target: served when http(s), else 400 bad_request', async () => {
+      assert.equal((await exchange(port(), get('http://x/v1/pets?limit=1'))).status, 200)
+      assertError(
+        await exchange(port(), get('HTTPS://x/v1/pets/9007199254740991')),
+        404,
+        'not_found',
+        'No pet with id 9007199254740991',
+      )
+      if (healthz) {
+        assert.equal((await exchange(port(), get('http://x/healthz'))).status, 200)
+      }
+      for (const target of [
+        'ftp://x/v1/pets',
+        'ws://x/v1/pets?limit=1',
+        'file:///v1/pets',
+        ...(healthz ? ['ftp://x/healthz'] : []),
+      ]) {
+        assertError(await exchange(port(), get(target)), 400, 'bad_request', 'The request URL is malformed')
+      }
+      // Node's parser refuses these before the API sees them.
+      for (const target of ['urn:x:v1']) {
+        assertError(await exchange(port(), get(target)), 400, 'bad_request', 'Malformed HTTP request')
+      }
     })
 
     test('a Host the URL parser refuses: 400 bad_request; one that is no host name reads as localhost', async () => {
