@@ -6,7 +6,7 @@
  */
 import { readFileSync } from 'node:fs'
 import { availableParallelism } from 'node:os'
-import { parseArgs } from 'node:util'
+import { type ParseArgsConfig, parseArgs } from 'node:util'
 import { keyProblem } from '../src/auth.js'
 import { basePathProblem, trimSlashes } from '../src/base-path.js'
 import { originProblem } from '../src/cors.js'
@@ -235,8 +235,9 @@ function parsePort(text: string, from: string): number {
  */
 export function parseCli(argv: readonly string[], env: Record<string, string | undefined>): CliOptions {
   let values: ReturnType<typeof parse>['values']
+  let tokens: ReturnType<typeof parse>['tokens'] = []
   try {
-    values = parse(argv).values
+    ;({ values, tokens } = parse(argv))
   } catch (error) {
     // Asked for help with a mistake beside it (`--help --bogus`, `--port` without its value): help.
     const given = argv.slice(0, argv.includes('--') ? argv.indexOf('--') : argv.length)
@@ -250,6 +251,7 @@ export function parseCli(argv: readonly string[], env: Record<string, string | u
   if (values.help || values.version) {
     return { ...parseCli([], {}), help: values.help ?? false, version: values.version ?? false }
   }
+  onceEach(tokens)
   if (values.key?.some((key) => key.trim() === '')) throw new UsageError('--key must not be empty')
   if (values['cursor-secret'] === '') throw new UsageError('--cursor-secret must not be empty')
   if (values['keys-file']?.trim() === '') throw new UsageError('--keys-file must not be empty')
@@ -339,32 +341,43 @@ function usageOf(error: Error): UsageError {
   return new UsageError(error.message.split('\n', 1)[0] ?? error.message)
 }
 
+/**
+ * Refuses a flag of one value given twice (`--port 80 --port 8080`): parseArgs keeps the last,
+ * which a wrapper script appending its own flags would override without a word.
+ */
+function onceEach(tokens: ReturnType<typeof parse>['tokens']): void {
+  const seen = new Set<string>()
+  for (const token of tokens) {
+    if (token.kind !== 'option' || token.value === undefined) continue
+    if ((OPTIONS as Record<string, { multiple?: boolean }>)[token.name]?.multiple === true) continue
+    if (seen.has(token.name)) throw new UsageError(`--${token.name} is given twice; give it once`)
+    seen.add(token.name)
+  }
+}
+
+const OPTIONS = {
+  port: { type: 'string' },
+  host: { type: 'string' },
+  db: { type: 'string' },
+  key: { type: 'string', multiple: true },
+  'keys-file': { type: 'string' },
+  'base-path': { type: 'string' },
+  cors: { type: 'string', multiple: true },
+  'public-url': { type: 'string', multiple: true },
+  'no-docs': { type: 'boolean' },
+  'cursor-secret': { type: 'string' },
+  workers: { type: 'string' },
+  'max-connections': { type: 'string' },
+  'max-connections-per-address': { type: 'string' },
+  'first-request-timeout': { type: 'string' },
+  log: { type: 'string' },
+  'log-level': { type: 'string' },
+  'metrics-port': { type: 'string' },
+  'metrics-host': { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+  version: { type: 'boolean', short: 'v' },
+} as const satisfies ParseArgsConfig['options']
+
 function parse(argv: readonly string[]) {
-  return parseArgs({
-    args: [...argv],
-    strict: true,
-    allowPositionals: false,
-    options: {
-      port: { type: 'string' },
-      host: { type: 'string' },
-      db: { type: 'string' },
-      key: { type: 'string', multiple: true },
-      'keys-file': { type: 'string' },
-      'base-path': { type: 'string' },
-      cors: { type: 'string', multiple: true },
-      'public-url': { type: 'string', multiple: true },
-      'no-docs': { type: 'boolean' },
-      'cursor-secret': { type: 'string' },
-      workers: { type: 'string' },
-      'max-connections': { type: 'string' },
-      'max-connections-per-address': { type: 'string' },
-      'first-request-timeout': { type: 'string' },
-      log: { type: 'string' },
-      'log-level': { type: 'string' },
-      'metrics-port': { type: 'string' },
-      'metrics-host': { type: 'string' },
-      help: { type: 'boolean', short: 'h' },
-      version: { type: 'boolean', short: 'v' },
-    },
-  })
+  return parseArgs({ args: [...argv], strict: true, allowPositionals: false, tokens: true, options: OPTIONS })
 }

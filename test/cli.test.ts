@@ -581,6 +581,22 @@ describe('petstore-server binary', { concurrency: 4, timeout: 60_000 }, () => {
     assert.throws(() => parseCli(['--', '--help'], {}), UsageError)
   })
 
+  test('a flag of one value given twice is refused, naming it; repeatable ones add up', () => {
+    for (const argv of [
+      ['--port', '80', '--port', '8080'],
+      ['--db', 'memory', '--db=sqlite:x.db'],
+      ['--base-path', '/v1', '--key', KEY, '--base-path', '/v2'],
+    ]) {
+      const flag = argv[0] as string
+      assert.throws(() => parseCli(argv, {}), new UsageError(`${flag} is given twice; give it once`), argv.join(' '))
+    }
+    const twice = parseCli(['--key', 'a', '--key', 'b', '--cors', '*', '--cors', '*', '--no-docs', '--no-docs'], {})
+    assert.deepEqual(twice.keys, ['a', 'b'])
+    assert.equal(twice.docs, false)
+    // Help still answers.
+    assert.equal(parseCli(['--port', '1', '--port', '2', '--help'], {}).help, true)
+  })
+
   test('graceful shutdown: a request in flight completes, new connections are refused, exit 0', async () => {
     const server = await startServer(['--port', '0', '--key', KEY, '--db', 'memory'])
     try {
