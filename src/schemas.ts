@@ -162,13 +162,13 @@ export const ErrorSchema = v.object({
   ),
 })
 
-/** A decimal integer as written in a URL: digits only, with an optional minus sign. */
-const decimal = (sign: boolean) => v.regex(sign ? /^-?[0-9]+$/ : /^[0-9]+$/, 'must be a decimal integer')
+/** A decimal integer as written in a URL: digits, with an optional minus sign (`limit=-1` is out of range, not malformed). */
+const decimal = v.regex(/^-?[0-9]+$/, 'must be a decimal integer')
 
 /** `limit` of `GET /pets`: a decimal integer 1..100, default 20. */
 export const LimitSchema = v.pipe(
   v.optional(v.string(), '20'),
-  decimal(false),
+  decimal,
   v.transform(Number),
   v.number(),
   v.integer(),
@@ -191,10 +191,10 @@ export const ListQuerySchema = v.object({
  */
 export const PetIdSchema = v.pipe(
   v.string(),
-  decimal(true),
+  decimal,
   checkWithSchema(
     (id: string) => {
-      if (!/^-?[0-9]+$/.test(id)) return true // decimal() said why
+      if (!/^-?[0-9]+$/.test(id)) return true // `decimal` said why
       // Leading zeros change nothing (`007` is 7, however many); `-0…0` is 0.
       const digits = id.replace(/^(-?)0+(?=[0-9])/, '$1')
       // Up to 18 digits is always an int64; past 20 characters never (and BigInt() of a million digits is slow).
