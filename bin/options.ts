@@ -10,6 +10,8 @@ import { type ParseArgsConfig, parseArgs } from 'node:util'
 import { keyProblem } from '../src/auth.js'
 import { basePathProblem, trimSlashes } from '../src/base-path.js'
 import { originProblem } from '../src/cors.js'
+import { serverUrlProblem } from '../src/create-petstore.js'
+import { redactedUrl } from '../src/option-checks.js'
 
 /** A command line the binary cannot run with: printed as one line, exit code 1. */
 export class UsageError extends Error {}
@@ -179,11 +181,12 @@ function parseWorkers(text: string, from: string): number {
  */
 export function parsePublicUrl(text: string): { url: string; description?: string } {
   const [, url = '', description = ''] = /^\s*(\S*)\s*(.*?)\s*$/s.exec(text) ?? []
-  const absolute = URL.canParse(url) && /^https?:$/.test(new URL(url).protocol)
-  if (!absolute && !url.startsWith('/')) {
-    throw new UsageError(`--public-url needs an http(s) URL or a path, then an optional description, got "${text}"`)
+  const problem = serverUrlProblem(url)
+  if (problem !== undefined) {
+    // The message shows no password: a flag is on screen, in `ps` and in logs.
+    throw new UsageError(`--public-url must be ${problem}, then an optional description, got "${redactedUrl(text)}"`)
   }
-  const trimmed = url.replace(/\/+$/, '') || '/'
+  const trimmed = trimSlashes(url) || '/'
   return description ? { url: trimmed, description } : { url: trimmed }
 }
 

@@ -124,7 +124,7 @@ const defaultOnError = (error: unknown, request: Request) => {
  * A server's `url`: an absolute http(s) URL or a path, without query or fragment, the way
  * the binary's `--public-url` takes it. `'/'` stays `'/'`.
  */
-function serverUrlProblem(url: string): string | undefined {
+export function serverUrlProblem(url: string): string | undefined {
   if (url.startsWith('/')) return url.includes('?') || url.includes('#') ? 'a path without ? or #' : undefined
   if (!URL.canParse(url)) return 'an http(s) URL or a path starting with /'
   const { protocol, search, hash, username, password } = new URL(url)

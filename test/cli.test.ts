@@ -502,8 +502,13 @@ describe('petstore-server binary', { concurrency: 4, timeout: 60_000 }, () => {
       // The document is served without a key: a password in a server URL would be published.
       {
         args: ['--public-url', 'https://u:secret@api.example/v1'],
-        says: /a URL without a user or password/,
+        says: /^petstore-server: --public-url must be a URL without a user or password, .*got "https:\/\/\*\*\*@api/,
         never: 'secret',
+      },
+      { args: ['--public-url', '/v1?x=1 Here'], says: /^petstore-server: --public-url must be a path without \? or #/ },
+      {
+        args: ['--public-url', 'ftp://x/v1'],
+        says: /^petstore-server: --public-url must be an http\(s\) URL or a path/,
       },
       {
         args: ['--base-path', '//v1'],
