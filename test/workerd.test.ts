@@ -246,9 +246,10 @@ describe(`d1Store inside workerd${version}`, { skip, timeout: 60_000 }, () => {
 })
 
 describe('the Worker bundle', { skip, timeout: 60_000 }, () => {
-  // Measured 2026-11-27: 67.0 kB minified, 23.7 kB gzipped. The bound catches kysely (+150 kB minified,
-  // +30 kB gzipped) or a driver slipping in; Workers allow 3 MB gzipped (free plan).
-  const MAX_GZIP_BYTES = 25_000
+  // Measured 2026-11-28: 70.8 kB minified, 25.1 kB gzipped (23.7 the day before: the checks of both days, a
+  // few hundred bytes each). The bound catches kysely (+150 kB minified, +30 kB gzipped) or a driver slipping
+  // in, not the core's own growth; Workers allow 3 MB gzipped (free plan).
+  const MAX_GZIP_BYTES = 27_000
 
   it('holds itty-router, valibot and the schemas, and none of the Node adapter, drivers, kysely, binary or node: modules', async (t) => {
     const inputs = Object.keys(example.metafile.inputs)
