@@ -621,10 +621,10 @@ function refuse(
   tellOwn(onResponse, { method, url }, told, id, started)
 }
 
-/** An HTTP/1.1 request without `Host` (RFC 9112 §3.2: a 400), which Node would answer with an empty body. */
 /**
- * Why the request's `Host` is one RFC 9112 (section 3.2) answers with a 400: none on HTTP/1.1, or
- * more than one field (Node keeps the first, where a proxy in front may have read the last).
+ * Why the request's `Host` is one RFC 9112 (section 3.2) answers with a 400: none on HTTP/1.1 (Node
+ * would answer that with an empty body), or more than one field (Node keeps the first, where a proxy
+ * in front may have read the last).
  */
 function hostProblem(request: IncomingMessage): string | undefined {
   if (request.headers.host === undefined) {
