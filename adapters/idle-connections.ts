@@ -177,7 +177,12 @@ export function guardConnections(server: Server, limits: ConnectionLimits): Conn
       else server.emit('clientError', firstRequestTimeout(), socket)
     }
   }
-  const timer = setInterval(sweep, Math.min(1_000, Math.max(50, Math.floor(firstRequestTimeoutMs / 10))))
+  // After a stall (a long GC pause, a starved CPU) timers run before the reads that waited meanwhile: the sweep
+  // waits for them (setImmediate runs after this turn's I/O), or it would drop requests that had arrived.
+  const timer = setInterval(
+    () => setImmediate(sweep),
+    Math.min(1_000, Math.max(50, Math.floor(firstRequestTimeoutMs / 10))),
+  )
   timer.unref()
   if (!(firstRequestTimeoutMs > 0)) clearInterval(timer)
   server.once('close', () => clearInterval(timer))

@@ -323,6 +323,26 @@ describe('idle-connection floods', { concurrency: false, timeout: 60_000 }, () =
     assert.ok(afterMs >= 1_400 && afterMs < 3_000, `closed after ${Math.round(afterMs)} ms`)
   })
 
+  test('serve(): a request that arrived while the server was stalled past the first-request deadline is answered', async () => {
+    // A long GC pause or a starved CPU: when the loop wakes, timers run before the reads that wait.
+    const server = await serveInProcess(KEY, { firstRequestTimeoutMs: 100 })
+    const accepted = new Promise<void>((resolve) => server.server.once('connection', () => resolve()))
+    const socket = net.connect(server.port, '127.0.0.1')
+    socket.on('error', () => {})
+    socket.setEncoding('latin1')
+    let received = ''
+    socket.on('data', (chunk: string) => {
+      received += chunk
+    })
+    await accepted
+    socket.write(`GET /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${KEY}\r\nConnection: close\r\n\r\n`)
+    // Both ends are in this process: the request sits in the server's receive buffer while nothing runs.
+    const until = performance.now() + 400
+    while (performance.now() < until) {}
+    await new Promise<void>((resolve) => socket.once('close', () => resolve()))
+    assert.match(received, /^HTTP\/1\.1 200 /, `received ${JSON.stringify(received.slice(0, 40))}`)
+  })
+
   test('the binary refuses connection limits that are not whole numbers', () => {
     for (const flag of ['--max-connections', '--max-connections-per-address', '--first-request-timeout']) {
       assert.throws(() => parseCli([flag, '1.5'], {}), UsageError)
