@@ -163,7 +163,8 @@ export const ErrorSchema = v.object({
 })
 
 /** A decimal integer as written in a URL: digits, with an optional minus sign (`limit=-1` is out of range, not malformed). */
-const decimal = v.regex(/^-?[0-9]+$/, 'must be a decimal integer')
+const DECIMAL = /^-?[0-9]+$/
+const decimal = v.regex(DECIMAL, 'must be a decimal integer')
 
 /** `limit` of `GET /pets`: a decimal integer 1..100, default 20. */
 export const LimitSchema = v.pipe(
@@ -194,7 +195,7 @@ export const PetIdSchema = v.pipe(
   decimal,
   checkWithSchema(
     (id: string) => {
-      if (!/^-?[0-9]+$/.test(id)) return true // `decimal` said why
+      if (!DECIMAL.test(id)) return true // `decimal` said why
       // Leading zeros change nothing (`007` is 7, however many); `-0…0` is 0.
       const digits = id.replace(/^(-?)0+(?=[0-9])/, '$1')
       // Up to 18 digits is always an int64; past 20 characters never (and BigInt() of a million digits is slow).
