@@ -635,7 +635,9 @@ function hostProblem(request: IncomingMessage): string | undefined {
   let seen = 0
   for (let i = 0; i < raw.length; i += 2) {
     const name = raw[i] as string
-    if (name.length === 4 && name.toLowerCase() === 'host' && ++seen > 1) return 'A request carries one Host header'
+    // The common spellings first: toLowerCase() allocates a string per request.
+    const host = name === 'Host' || name === 'host' || (name.length === 4 && name.toLowerCase() === 'host')
+    if (host && ++seen > 1) return 'A request carries one Host header'
   }
   return undefined
 }
