@@ -284,6 +284,14 @@ function webHeaders(request: IncomingMessage): Headers {
 }
 
 /**
+ * Whether a raw header name is `lower` in any case. The common spellings are compared first:
+ * `toLowerCase()` allocates a string, and these scans run on every request.
+ */
+function isNamed(name: string, lower: string, capitalized: string): boolean {
+  return name === capitalized || name === lower || (name.length === lower.length && name.toLowerCase() === lower)
+}
+
+/**
  * Every `Authorization` field joined with `, `, as a web `Request` joins them,
  * so that the API sees a repeated one (and refuses it): Node's `headers` keeps
  * only the first, where a proxy in front may have read the last.
@@ -293,7 +301,7 @@ function allAuthorization(raw: readonly string[], first: string): string {
   let seen = 0
   for (let i = 0; i + 1 < raw.length; i += 2) {
     const name = raw[i] as string
-    if (name.length === 13 && name.toLowerCase() === 'authorization' && ++seen > 1) {
+    if (isNamed(name, 'authorization', 'Authorization') && ++seen > 1) {
       joined = `${joined ?? first}, ${raw[i + 1]}`
     }
   }
@@ -634,10 +642,7 @@ function hostProblem(request: IncomingMessage): string | undefined {
   const raw = request.rawHeaders
   let seen = 0
   for (let i = 0; i < raw.length; i += 2) {
-    const name = raw[i] as string
-    // The common spellings first: toLowerCase() allocates a string per request.
-    const host = name === 'Host' || name === 'host' || (name.length === 4 && name.toLowerCase() === 'host')
-    if (host && ++seen > 1) return 'A request carries one Host header'
+    if (isNamed(raw[i] as string, 'host', 'Host') && ++seen > 1) return 'A request carries one Host header'
   }
   return undefined
 }

@@ -222,6 +222,14 @@ function edgeCases(target: string, port: () => number, healthz: boolean): void {
         )
         assert.equal(answer.headers['www-authenticate'], undefined)
       }
+      // Any spelling of the name counts, the same key twice too.
+      const auth = `AUTHORIZATION: Bearer ${KEY}\r\naUtHoRiZaTiOn: Bearer ${KEY}\r\n`
+      assertError(
+        await exchange(port(), get('/v1/pets', `Host: x\r\n${auth}`)),
+        400,
+        'bad_request',
+        'Authorization was given more than once; send it once: Authorization: Bearer <key>',
+      )
     })
 
     test('a \\, a dot segment in any spelling, or an encoded / in the path: 400 bad_request', async () => {
