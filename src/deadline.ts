@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { afterTurn } from './after-turn.js'
 import { PetstoreError } from './errors.js'
 import type { AbortLike } from './exchange.js'
 import { shown } from './option-checks.js'
@@ -92,10 +93,10 @@ export function waitFor<T>(work: () => T | PromiseLike<T>, { timeoutMs, signal }
       if (done) return
       armed = true
       if (timeoutMs !== Number.POSITIVE_INFINITY) {
-        timer = setTimeout(
-          settle(() => reject(timedOut(timeoutMs))),
-          timeoutMs,
-        )
+        // After a stall (a long GC pause, a starved CPU) timers run before the replies read meanwhile:
+        // one that came in time is let in before the deadline is called.
+        const expire = settle<void>(() => reject(timedOut(timeoutMs)))
+        timer = setTimeout(() => afterTurn(expire), timeoutMs)
       }
       signal?.addEventListener('abort', onAbort, { once: true })
     })

@@ -1,6 +1,7 @@
 /** Failures inside: what a broken or unreachable store, or a bad configuration, turns into. */
 import assert from 'node:assert/strict'
-import { mkdtempSync, rmSync } from 'node:fs'
+import { spawn } from 'node:child_process'
+import { existsSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, describe, it } from 'node:test'
@@ -424,6 +425,32 @@ describe('requestTimeout', () => {
     const before = timers()
     for (let i = 0; i < 5; i++) assert.equal((await call(handler, '/v1/pets')).status, 200)
     assert.equal(timers(), before)
+  })
+
+  it('lets in a reply that came in time while the process stalled past the deadline', async () => {
+    // A store whose reply comes from another process: it is in the pipe when this process wakes from a
+    // stall (a long GC pause, a starved CPU), and timers run before it is read.
+    const replied = join(dir, 'replied')
+    const handler = createPetstore({
+      store: storeAnswering(
+        () =>
+          new Promise((resolve) => {
+            const started = performance.now()
+            const child = spawn('sh', ['-c', `sleep 0.05; echo reply; touch '${replied}'`])
+            child.stdout.once('data', () => resolve([]))
+            // Nothing runs here until the reply is in the pipe and the 100 ms deadline has passed; from
+            // setImmediate, so that the next turn's timers come before its reads.
+            const stall = () => {
+              const waited = () => performance.now() - started
+              while ((!existsSync(replied) || waited() < 200) && waited() < 10_000) {}
+            }
+            setTimeout(() => setImmediate(stall), 10)
+          }),
+      ),
+      keys: [KEY],
+      requestTimeout: 100,
+    })
+    assert.equal((await call(handler, '/v1/pets')).status, 200)
   })
 
   it('also bounds a keys function that hangs', async () => {

@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { afterTurn } from '../after-turn.js'
 import { PetstoreError } from '../errors.js'
 
 /**
@@ -40,10 +41,6 @@ interface Waiting<Row> {
   resolve: (id: number) => void
   reject: (error: unknown) => void
 }
-
-/** Runs `then` after the current turn of the event loop: what a synchronous write counts as "in flight" for. */
-const afterTurn: (then: () => void) => void =
-  typeof globalThis.setImmediate === 'function' ? globalThis.setImmediate : (then) => setTimeout(then, 0)
 
 /**
  * A queue that turns single inserts into group commits. A lone row goes out at
