@@ -13,7 +13,14 @@ import packageJson from '../package.json' with { type: 'json' }
 import { createEngine } from '../src/create-petstore.js'
 import { withDocsEngine } from '../src/docs.js'
 import { errorAnswer } from '../src/errors.js'
-import { type ApiAnswer, type ApiRequest, type Engine, jsonAnswer, toFetchHandler } from '../src/exchange.js'
+import {
+  type ApiAnswer,
+  type ApiRequest,
+  type Engine,
+  headAnswer,
+  jsonAnswer,
+  toFetchHandler,
+} from '../src/exchange.js'
 import { setDefaults } from '../src/headers.js'
 import { type PetStore, PetstoreError } from '../src/index.js'
 import { type OnResponse, tell } from '../src/observe.js'
@@ -85,8 +92,7 @@ async function health(request: ApiRequest, store: PetStore): Promise<ApiAnswer> 
     return errorAnswer(PetstoreError.unavailable(error))
   }
   const answer = jsonAnswer('{"status":"ok"}')
-  if (request.method === 'HEAD') answer.body = null
-  return answer
+  return request.method === 'HEAD' ? headAnswer(answer) : answer
 }
 
 /** One hook from two, either of which may be absent. */

@@ -17,6 +17,7 @@ import {
   type ApiRequest,
   BASE_PATH,
   type Engine,
+  headAnswer,
   jsonAnswer,
   ON_RESPONSE,
   pending,
@@ -300,8 +301,7 @@ export function createEngine(options: PetstoreOptions): Engine {
     if (read && (request.deprecated ?? isPetPath(trimSlashes(request.parsed.pathname)))) setDeprecation(headers)
     cors?.decorate(headers, request)
     // HEAD is answered like GET, without the body.
-    if (request.method === 'HEAD') answer.body = null
-    return answer
+    return request.method === 'HEAD' ? headAnswer(answer) : answer
   }
 
   const openapi = () => jsonAnswer(documentText)
@@ -361,12 +361,11 @@ export function createEngine(options: PetstoreOptions): Engine {
     return result
   }
 
-  /** An answer given without routing: only the headers every answer carries, and no body for HEAD. */
+  /** An answer given without routing: only the headers every answer carries, and HEAD's without its body. */
   function bare(answer: ApiAnswer, request: ApiRequest, requestId: string): ApiAnswer {
     setDefaults(answer.headers)
     answer.headers['x-request-id'] = requestId
-    if (request.method === 'HEAD') answer.body = null
-    return answer
+    return request.method === 'HEAD' ? headAnswer(answer) : answer
   }
 
   /** A request refused before its URL is read (an ambiguous or malformed path): CORS headers too, as on every answer. */

@@ -9,7 +9,7 @@
  */
 import { trimSlashes } from './base-path.js'
 import { errorAnswer, PetstoreError } from './errors.js'
-import type { ApiAnswer, ApiRequest, Engine } from './exchange.js'
+import { type ApiAnswer, type ApiRequest, type Engine, headAnswer } from './exchange.js'
 import { setDefaults } from './headers.js'
 import { type OnResponse, tell } from './observe.js'
 import { requestId } from './request-id.js'
@@ -123,7 +123,7 @@ export function withDocsEngine(engine: Engine, { basePath, load, onResponse }: D
     const answer = await serve(request, file, name)
     const id = requestId(request.header('x-request-id'))
     answer.headers['x-request-id'] = id
-    if (request.method === 'HEAD') answer.body = null
+    if (request.method === 'HEAD') headAnswer(answer)
     if (onResponse) tell(onResponse, answer, request, id, file === undefined ? null : prefix, started)
     return answer
   }

@@ -616,6 +616,8 @@ export function runApiSuite(name: string, makeStore: StoreFactory, transport?: T
         assert.equal(head.text, '')
         assert.equal(head.headers.get('link'), get.headers.get('link'))
         assert.equal(head.headers.get('content-type'), 'application/json')
+        // RFC 9110, section 9.3.2: the length GET's body has, so that a client can size it.
+        assert.equal(head.headers.get('content-length'), String(Buffer.byteLength(get.text)))
       })
 
       it('ignores a Content-Type on a GET', async () => {
@@ -725,6 +727,8 @@ export function runApiSuite(name: string, makeStore: StoreFactory, transport?: T
         assert.equal(answer.status, 200)
         assert.equal(answer.text, '')
         assertDeprecated(answer.headers)
+        const get = await call(handler, `/v1/pets/${pet.id}`)
+        assert.equal(answer.headers.get('content-length'), String(Buffer.byteLength(get.text)))
       })
     })
 

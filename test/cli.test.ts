@@ -176,6 +176,7 @@ describe('petstore-server binary', { concurrency: 4, timeout: 60_000 }, () => {
       res = await fetch(`${server.origin}/healthz`, { method: 'HEAD' })
       assert.equal(res.status, 200)
       assert.equal(await res.text(), '')
+      assert.equal(res.headers.get('content-length'), '15')
       // A query does not change the path; a longer path is another (the API's 404).
       res = await fetch(`${server.origin}/healthz?probe=1`)
       assert.equal(res.status, 200)

@@ -58,6 +58,8 @@ describe('withDocs', () => {
     const head = await get(handler, '/v1/docs', { method: 'HEAD' })
     assert.equal(head.status, 200)
     assert.equal(await head.text(), '')
+    const page = await (await get(handler, '/v1/docs')).text()
+    assert.equal(head.headers.get('content-length'), String(Buffer.byteLength(page)))
   })
 
   it("gives the page's answers a request id, and tells createPetstore's onResponse of them", async () => {

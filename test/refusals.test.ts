@@ -212,6 +212,8 @@ describe('the API refuses with the same bytes it always did', () => {
     assert.equal(answer.status, 404)
     assert.equal(answer.text, '')
     assert.equal(answer.headers.get('deprecation'), '@1795219200')
+    const get = await call(handler(), '/v1/pets/12345')
+    assert.equal(answer.headers.get('content-length'), String(Buffer.byteLength(get.text)))
   })
 
   it('a store that throws a PetstoreError of its own is still answered with it', async () => {

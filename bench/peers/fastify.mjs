@@ -246,14 +246,10 @@ run(async () => {
   })
 
   // Fastify adds `; charset=utf-8` to a JSON type when it serializes; ours sends `application/json` (JSON
-  // is UTF-8 by definition), and no content-length on a HEAD.
-  // Fastify's own HEAD routes always send the GET's content-length: they are off, and the two
-  // routes read take HEAD beside GET.
-  app.addHook('onSend', async (request, reply, payload) => {
+  // is UTF-8 by definition). A HEAD gets the GET's content-length, as from ours.
+  app.addHook('onSend', async (_request, reply, payload) => {
     reply.header('content-type', 'application/json')
-    if (request.method !== 'HEAD') return payload
-    reply.removeHeader('content-length')
-    return null
+    return payload
   })
 
   app.setErrorHandler((error, _request, reply) => {

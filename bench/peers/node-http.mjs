@@ -91,19 +91,13 @@ const NOT_ALLOWED_PET = fixed(405, 'method_not_allowed', `Method not allowed; us
 /**
  * Writes one answer: `extra` (a flat [name, value…] list or undefined) first, then the
  * headers of every answer, the deprecation headers when `deprecated`, the request id.
- * HEAD gets the headers alone, as ours sends it (no content-length).
+ * HEAD gets the same head, content-length included; node:http sends it no body by itself.
  */
 function send(res, status, body, length, extra, deprecated, id) {
-  const head = res.req.method === 'HEAD'
   const headers = extra === undefined ? [] : extra
   headers.push('content-type', JSON_TYPE, 'cache-control', 'no-store', 'x-content-type-options', 'nosniff')
   if (deprecated) headers.push('deprecation', DEPRECATION, 'sunset', SUNSET, 'link', SUCCESSOR)
   headers.push('x-request-id', id)
-  if (head) {
-    res.writeHead(status, headers)
-    res.end()
-    return
-  }
   headers.push('content-length', length)
   res.writeHead(status, headers)
   res.end(body)

@@ -38,6 +38,11 @@ export async function checkServing(handler: FetchHandler, basePath = '/v1', key 
   assert.equal(got.status, 200, got.text)
   assert.deepEqual(got.body, created.body)
   assert.ok(got.headers.get('deprecation'), 'getPet is deprecated')
+  // HEAD: GET's headers, Content-Length in UTF-8 bytes (the name holds a 4-byte emoji), and no body.
+  const head = await call(handler, `${basePath}/pets/${created.body.id}`, { headers: auth, method: 'HEAD' })
+  assert.equal(head.status, 200)
+  assert.equal(head.text, '')
+  assert.equal(head.headers.get('content-length'), String(Buffer.byteLength(got.text)))
 
   const listed = await call(handler, `${basePath}/pets?status=sold`, { headers: auth })
   assert.equal(listed.status, 200, listed.text)
