@@ -6,6 +6,7 @@
  */
 import type { ApiAnswer } from './exchange.js'
 import type { ErrorBody } from './schemas.js'
+import { utf8Length } from './utf8-length.js'
 
 const BRAND = Symbol.for('petstore-server.PetstoreError')
 
@@ -218,7 +219,7 @@ export function fixedAnswer(error: PetstoreError): () => ApiAnswer {
   const { status, headers, body, code } = errorAnswer(error)
   // Counted once: the Node adapter's count of a 401's body was a call into C++ and a number
   // turned into text per answer (~350 instructions of a 401's 71k, callgrind).
-  const contentLength = String(new TextEncoder().encode(body ?? '').byteLength)
+  const contentLength = String(utf8Length(body ?? ''))
   const copy = headersCopier(headers)
   return () => ({ status, headers: copy(), body, code, contentLength })
 }

@@ -7,6 +7,7 @@
  * @module
  */
 import { readLimited, tooLarge, utf8Text } from './body.js'
+import { utf8Length } from './utf8-length.js'
 
 /** The signal of a client going away: an `AbortSignal`, or anything as small that behaves like one. */
 export interface AbortLike {
@@ -70,26 +71,6 @@ export interface ApiAnswer {
    * meaningful while `body` is the text it was counted for.
    */
   contentLength?: string
-}
-
-const NON_ASCII = /[\u0080-\uffff]/
-
-/** UTF-8 length of `text`, without a `TextEncoder` round trip (answers are mostly ASCII). */
-export function utf8Length(text: string): number {
-  // The regex engine scans far faster than a loop of charCodeAt: most answers are ASCII throughout.
-  if (!NON_ASCII.test(text)) return text.length
-  let bytes = text.length
-  for (let i = 0; i < text.length; i++) {
-    const code = text.charCodeAt(i)
-    if (code < 0x80) continue
-    if (code < 0x800) bytes += 1
-    else {
-      // 3 bytes for one UTF-16 unit, or 4 for a surrogate pair of two.
-      bytes += 2
-      if (code >= 0xd800 && code <= 0xdbff) i++
-    }
-  }
-  return bytes
 }
 
 /**

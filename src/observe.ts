@@ -4,7 +4,8 @@
  *
  * @module
  */
-import { type ApiAnswer, utf8Length } from './exchange.js'
+import type { ApiAnswer } from './exchange.js'
+import { utf8Length } from './utf8-length.js'
 
 /** One answered request, as `onResponse` sees it. */
 export interface ResponseInfo {
