@@ -394,12 +394,26 @@ export function createEngine(options: PetstoreOptions): Engine {
   const ambiguous = fixedAnswer(new PetstoreError(400, 'bad_request', AMBIGUOUS_PATH))
   // Only a request read straight off a socket can carry a URL that does not parse.
   const malformed = fixedAnswer(new PetstoreError(400, 'bad_request', 'The request URL is malformed'))
+  const asteriskNotOptions = fixedAnswer(
+    new PetstoreError(400, 'bad_request', 'The request target * is only for OPTIONS (OPTIONS * asks about the server)'),
+  )
+
+  /**
+   * A request whose target is `*` (RFC 9112, section 3.2.4), which only a socket carries: `OPTIONS *` asks what
+   * the server supports at all (RFC 9110, section 9.3.7), and is told the methods of its paths, with no key asked
+   * for, as a path outside the API would be; any other method with it is malformed.
+   */
+  function serverWide(request: ApiRequest, requestId: string): ApiAnswer {
+    if (request.method !== 'OPTIONS') return refused(asteriskNotOptions(), request, requestId)
+    return refused({ status: 204, headers: { allow: 'GET, HEAD, POST, OPTIONS' }, body: null }, request, requestId)
+  }
 
   // Synchronous wherever the answer is known at once (see Engine): no async function, no await.
   const engine: Engine = (request) => {
     const routed = request as Routed
     const requestId = idOf(request.header('x-request-id'))
     const { target } = request
+    if (target === undefined && request.url === '*') return serverWide(request, requestId)
     const plain = target === undefined ? undefined : parseOriginTarget(target)
     // Refused before the URL parser rewrites it: a proxy in front reads the path as sent. The
     // origin-form target holds the same path as the URL (an authority holds no `\`, `%` or `/.`).

@@ -42,10 +42,13 @@ function parseAnswer(text: string): RawAnswer | undefined {
     const colon = line.indexOf(':')
     headers[line.slice(0, colon).toLowerCase()] = line.slice(colon + 1).trim()
   }
+  const status = Number(statusLine.split(' ')[1])
+  // A 204 has no content, and no Content-Length to say so.
+  if (status === 204) return { continued, status, headers, body: undefined }
   const length = Number(headers['content-length'] ?? Number.NaN)
   const body = rest.slice(end + 4)
   if (!(body.length >= length)) return undefined
-  return { continued, status: Number(statusLine.split(' ')[1]), headers, body: JSON.parse(body.slice(0, length)) }
+  return { continued, status, headers, body: JSON.parse(body.slice(0, length)) }
 }
 
 /** Sends `text` on a new connection; resolves with the first final answer (or what arrived when it closed). */
@@ -278,6 +281,26 @@ function edgeCases(target: string, port: () => number, healthz: boolean): void {
       // Node's parser refuses these before the API sees them.
       for (const target of ['urn:x:v1']) {
         assertError(await exchange(port(), get(target)), 400, 'bad_request', 'Malformed HTTP request')
+      }
+    })
+
+    test('OPTIONS *: 204 with Allow and no key asked for; * with another method: 400 bad_request', async () => {
+      for (const auth of ['', `Authorization: Bearer ${KEY}\r\n`]) {
+        const answer = await exchange(port(), `OPTIONS * HTTP/1.1\r\nHost: x\r\n${auth}\r\n`)
+        assert.equal(answer.status, 204, JSON.stringify(answer))
+        assert.equal(answer.headers.allow, 'GET, HEAD, POST, OPTIONS')
+        assert.equal(answer.headers['cache-control'], 'no-store')
+        assert.equal(answer.headers['x-content-type-options'], 'nosniff')
+        assert.match(answer.headers['x-request-id'] ?? '', /./)
+        assert.equal(answer.headers['content-type'], undefined)
+      }
+      for (const method of ['GET', 'POST', 'DELETE']) {
+        assertError(
+          await exchange(port(), `${method} * HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${KEY}\r\n\r\n`),
+          400,
+          'bad_request',
+          'The request target * is only for OPTIONS (OPTIONS * asks about the server)',
+        )
       }
     })
 
