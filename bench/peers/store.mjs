@@ -86,7 +86,10 @@ function sqliteStore(path, table) {
   db.exec(
     `create table if not exists ${from} ("id" integer primary key autoincrement, "name" text not null, "category_id" bigint not null, "status" varchar(16))`,
   )
-  db.exec(`create index if not exists ${quote(`${table}_status_id`)} on ${from} ("status", "id")`)
+  // The page by status read from the index alone, as our store's migration 0002 makes it.
+  db.exec(
+    `create index if not exists ${quote(`${table}_by_status`)} on ${from} ("status", "id", "name", "category_id")`,
+  )
   const columns = 'id, name, cast(category_id as text) as category_id, status'
   // The limit is written in, not bound: SQLite expires a statement whose bound LIMIT is bound
   // again, and parses and plans it anew at every run (src/stores/sqlite-statements.ts).

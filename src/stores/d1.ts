@@ -18,7 +18,13 @@ import {
   storedPet,
   toPet,
 } from './hot-path.js'
-import { pageParameters, prepareAll, sqlitePetsSchema, sqliteStatements } from './sqlite-statements.js'
+import {
+  pageParameters,
+  prepareAll,
+  sqlitePetsTable,
+  sqliteStatements,
+  sqliteStatusIndex,
+} from './sqlite-statements.js'
 import { petsTable } from './store-options.js'
 
 /**
@@ -110,8 +116,8 @@ function d1HotPath(db: D1Database, target: HotPathTarget): HotPath {
 
 /**
  * A store in a Cloudflare D1 database: pass the Worker's binding. On first
- * use it creates the table of `sqliteStore` (the same SQL: its migration
- * 0001) in one `batch`, which D1 runs as one transaction; each statement is
+ * use it creates the table of `sqliteStore` (the same SQL: its migrations
+ * 0001 and 0002) in one `batch`, which D1 runs as one transaction; each statement is
  * idempotent, so isolates starting together all succeed. No kysely: D1 has no
  * interactive transactions to run its Migrator in, and a Worker's bundle is a
  * quarter the size without it.
@@ -138,13 +144,15 @@ export function d1Store(db: D1Database, options: D1StoreOptions = {}): PetStore 
   knownOptions('d1Store', options, ['table'])
   // A name as sqliteStore takes it: the two stores share their SQL.
   const target: HotPathTarget = { table: petsTable('d1Store', options.table), schema: undefined }
+  // The schema as sqliteStore's migrations 0001 and 0002 leave it.
+  const schema = [sqlitePetsTable(target), ...sqliteStatusIndex(target)]
   let ready: Promise<HotPath> | undefined
   let closed = false
 
   /** The hot path once the schema exists; a failure is forgotten, so the next call tries again. */
   function open(): Promise<HotPath> {
     if (closed) return Promise.reject(new Error('d1Store: the store is closed'))
-    ready ??= db.batch(sqlitePetsSchema(target).map((statement) => db.prepare(statement))).then(
+    ready ??= db.batch(schema.map((statement) => db.prepare(statement))).then(
       () => d1HotPath(db, target),
       (error) => {
         ready = undefined

@@ -1,0 +1,118 @@
+/**
+ * `sqliteStore`'s migrations on real files: one that an earlier version made (migration 0001
+ * only, its pets in it) and a new one end with the same schema, and the page by status is read
+ * from its index alone (migration 0002), as SQLite's own query plan says. The driver is the
+ * runtime's (better-sqlite3 on Node 20, node:sqlite on 22 and 24).
+ *
+ * Run: node --import tsx --test test/sqlite-migrations.test.ts
+ */
+import assert from 'node:assert/strict'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { after, describe, it } from 'node:test'
+import { Kysely, type Migration, Migrator, SqliteDialect } from 'kysely'
+import { createPetstore } from '../src/index.js'
+import { migrations } from '../src/stores/migrations.js'
+import { sqliteStore } from '../src/stores/sqlite.js'
+import { type DriverDatabase, loadSqliteDriver } from '../src/stores/sqlite-drivers.js'
+import { sqliteStatements } from '../src/stores/sqlite-statements.js'
+
+const dir = mkdtempSync(join(tmpdir(), 'petstore-sqlite-migrations-'))
+after(() => rmSync(dir, { recursive: true, force: true }))
+
+const TABLE = 'petstore_pets'
+const KEY = 'k'
+
+const rows = (database: DriverDatabase, query: string, parameters: unknown[] = []) =>
+  database.prepare(query).all(parameters) as Array<Record<string, unknown>>
+
+const indexesOf = (database: DriverDatabase) =>
+  rows(database, `select name from sqlite_master where type = 'index' and tbl_name = '${TABLE}' order by name`).map(
+    (row) => row.name,
+  )
+
+/** How SQLite runs the store's page of 100 `sold` pets. */
+const pagePlan = (database: DriverDatabase) =>
+  rows(database, `explain query plan ${sqliteStatements({ table: TABLE, schema: undefined }).jsonPage(true, 100)}`, [
+    'sold',
+    0,
+  ]).map((row) => String(row.detail))
+
+/** The file as a version before migration 0002 left it: 0001 recorded by kysely's Migrator, and two pets. */
+async function fileOfMigration0001(path: string, open: (path: string) => DriverDatabase): Promise<void> {
+  const db = new Kysely<any>({ dialect: new SqliteDialect({ database: open(path) }) })
+  const first: Record<string, Migration> = {
+    '0001_create_pets': migrations(TABLE, 'sqlite')['0001_create_pets'] as Migration,
+  }
+  const migrator = new Migrator({
+    db,
+    provider: { getMigrations: async () => first },
+    migrationTableName: 'petstore_migration',
+    migrationLockTableName: 'petstore_migration_lock',
+  })
+  const { error } = await migrator.migrateToLatest()
+  assert.equal(error, undefined)
+  await db
+    .insertInto(TABLE)
+    .values([
+      { name: 'Rex', category_id: 1, status: 'sold' },
+      { name: 'Tom', category_id: 2, status: null },
+    ])
+    .execute()
+  await db.destroy()
+}
+
+describe('sqliteStore migrations', () => {
+  it('a file of migration 0001 keeps its pets and gets the index the page by status is read from', async () => {
+    const { driver, open } = await loadSqliteDriver()
+    const path = join(dir, 'old.db')
+    await fileOfMigration0001(path, open)
+    const before = open(path)
+    assert.deepEqual(indexesOf(before), [`${TABLE}_status_id`])
+    assert.ok(!pagePlan(before).some((step) => step.includes('COVERING INDEX')), pagePlan(before).join('; '))
+    before.close()
+
+    const store = sqliteStore({ path, driver })
+    const handler = createPetstore({ store, keys: [KEY] })
+    const answer = await handler(
+      new Request('http://x/v1/pets?status=sold', { headers: { authorization: `Bearer ${KEY}` } }),
+    )
+    assert.equal(answer.status, 200)
+    assert.deepEqual(await answer.json(), [{ id: 1, name: 'Rex', categoryId: 1, status: 'sold' }])
+    await store.close?.()
+
+    const database = open(path)
+    try {
+      assert.deepEqual(indexesOf(database), [`${TABLE}_by_status`])
+      assert.ok(
+        pagePlan(database).some((step) => step.includes(`COVERING INDEX ${TABLE}_by_status`)),
+        pagePlan(database).join('; '),
+      )
+      assert.deepEqual(
+        rows(database, 'select name from petstore_migration order by name').map((row) => row.name),
+        ['0001_create_pets', '0002_status_index_covers_pages'],
+      )
+    } finally {
+      database.close()
+    }
+  })
+
+  it('a new file has that index alone', async () => {
+    const { driver, open } = await loadSqliteDriver()
+    const path = join(dir, 'new.db')
+    const store = sqliteStore({ path, driver })
+    await store.create({ name: 'Rex', categoryId: 1, status: 'sold' })
+    await store.close?.()
+    const database = open(path)
+    try {
+      assert.deepEqual(indexesOf(database), [`${TABLE}_by_status`])
+      assert.ok(
+        pagePlan(database).some((step) => step.includes('COVERING INDEX')),
+        pagePlan(database).join('; '),
+      )
+    } finally {
+      database.close()
+    }
+  })
+})
