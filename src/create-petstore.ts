@@ -413,7 +413,6 @@ export function createEngine(options: PetstoreOptions): Engine {
     const routed = request as Routed
     const requestId = idOf(request.header('x-request-id'))
     const { target } = request
-    if (target === undefined && request.url === '*') return serverWide(request, requestId)
     const plain = target === undefined ? undefined : parseOriginTarget(target)
     // Refused before the URL parser rewrites it: a proxy in front reads the path as sent. The
     // origin-form target holds the same path as the URL (an authority holds no `\`, `%` or `/.`).
@@ -424,6 +423,8 @@ export function createEngine(options: PetstoreOptions): Engine {
     try {
       routed.parsed = plain ?? parseTarget(request.url)
     } catch {
+      // `*` is a target of its own (RFC 9112, section 3.2.4), not a URL: told apart here, where only what does not parse pays.
+      if (request.url === '*') return serverWide(request, requestId)
       return refused(malformed(), request, requestId)
     }
     let result: ApiAnswer | Promise<ApiAnswer> | Deferred<string>
