@@ -152,8 +152,10 @@ export type OpenHotPath = (target: HotPathTarget) => HotPath | Promise<HotPath>
 /** The option key under which `sqliteStore` and `postgresStore` hand `kyselyStore` their {@link OpenHotPath}. */
 export const HOT_PATH = Symbol('petstore-server.hotPath')
 
-/** `"schema"."table"` (or `"table"`), each part quoted as an SQL identifier (SQLite and PostgreSQL quote alike). */
+/** `name` quoted as an SQL identifier (SQLite and PostgreSQL quote alike). */
+export const quoteName = (name: string): string => `"${name.replaceAll('"', '""')}"`
+
+/** `"schema"."table"` (or `"table"`), each part quoted as an SQL identifier. */
 export function qualifiedTable({ table, schema }: HotPathTarget): string {
-  const quote = (name: string) => `"${name.replaceAll('"', '""')}"`
-  return schema === undefined ? quote(table) : `${quote(schema)}.${quote(table)}`
+  return schema === undefined ? quoteName(table) : `${quoteName(schema)}.${quoteName(table)}`
 }

@@ -7,7 +7,7 @@
  *
  * @module
  */
-import { type HotPathTarget, petColumns, qualifiedTable } from './hot-path.js'
+import { type HotPathTarget, petColumns, qualifiedTable, quoteName } from './hot-path.js'
 
 /** A pet as JSON text, in the API's form: no `status` key when the column is NULL. */
 const PET_JSON = `case when status is null
@@ -22,10 +22,16 @@ const PET_JSON = `case when status is null
  * after a delete. In an attached `schema`, SQLite names the index's schema,
  * not its table's.
  */
-export function sqlitePetsSchema({ table, schema }: HotPathTarget): string[] {
-  const quote = (name: string) => `"${name.replaceAll('"', '""')}"`
-  const index = `${schema === undefined ? '' : `${quote(schema)}.`}${quote(`${table}_status_id`)}`
-  return [sqlitePetsTable({ table, schema }), `create index if not exists ${index} on ${quote(table)} ("status", "id")`]
+export function sqlitePetsSchema(target: HotPathTarget): string[] {
+  return [
+    sqlitePetsTable(target),
+    `create index if not exists ${indexName(target, '_status_id')} on ${quoteName(target.table)} ("status", "id")`,
+  ]
+}
+
+/** The index `<table><suffix>`, quoted, in the table's schema where it has one. */
+function indexName({ table, schema }: HotPathTarget, suffix: string): string {
+  return `${schema === undefined ? '' : `${quoteName(schema)}.`}${quoteName(`${table}${suffix}`)}`
 }
 
 /** The pets table of migration 0001, alone. */
@@ -42,12 +48,10 @@ export function sqlitePetsTable(target: HotPathTarget): string {
  * the D1 store runs it on every start, after 0001's table (not 0001's index, which it would
  * build only for this to drop).
  */
-export function sqliteStatusIndex({ table, schema }: HotPathTarget): string[] {
-  const quote = (name: string) => `"${name.replaceAll('"', '""')}"`
-  const named = (suffix: string) => `${schema === undefined ? '' : `${quote(schema)}.`}${quote(`${table}${suffix}`)}`
+export function sqliteStatusIndex(target: HotPathTarget): string[] {
   return [
-    `create index if not exists ${named('_by_status')} on ${quote(table)} ("status", "id", "name", "category_id")`,
-    `drop index if exists ${named('_status_id')}`,
+    `create index if not exists ${indexName(target, '_by_status')} on ${quoteName(target.table)} ("status", "id", "name", "category_id")`,
+    `drop index if exists ${indexName(target, '_status_id')}`,
   ]
 }
 
