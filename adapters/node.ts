@@ -6,7 +6,7 @@
 import { createServer, type IncomingMessage, type Server, ServerResponse, STATUS_CODES } from 'node:http'
 import type { AddressInfo, Socket } from 'node:net'
 import type { TLSSocket } from 'node:tls'
-import { createServerAdapter } from '@whatwg-node/server'
+import type { createServerAdapter } from '@whatwg-node/server'
 import { tooLarge, utf8Text } from '../src/body.js'
 import { errorAnswer, oneLineOf, PetstoreError } from '../src/errors.js'
 import {
@@ -59,7 +59,10 @@ export function toNodeListener(handler: FetchHandler): NodeListener {
   if (typeof handler !== 'function') {
     throw new TypeError(`toNodeListener: handler must be a fetch handler, (request) => Response; got ${shown(handler)}`)
   }
-  const adapter = createServerAdapter((request: Request) => answered(handler, request)) as unknown as NodeListener
+  const engine = engineOf(handler)
+  let adapter: NodeListener | undefined
+  // Another handler needs the adapter for its first request: loading starts now, not then.
+  const loading = engine ? undefined : whatwgAdapter()
   const adapted: NodeListener = (request, response) => {
     // A handler of its own reads the body as it likes: it gets the 100 Continue at once, as from Node.
     if (awaitingContinue.delete(response)) response.writeContinue()
@@ -70,10 +73,36 @@ export function toNodeListener(handler: FetchHandler): NodeListener {
     response.once('finish', () => {
       if (!request.complete) lingerThenClose(request, socket)
     })
-    adapter(request, response)
+    if (adapter !== undefined) return adapter(request, response)
+    ;(loading ?? whatwgAdapter()).then(
+      (createServerAdapter) => {
+        adapter ??= createServerAdapter((request: Request) => answered(handler, request)) as unknown as NodeListener
+        adapter(request, response)
+      },
+      (error: unknown) => {
+        console.error(`petstore-server/node: @whatwg-node/server failed to load: ${oneLineOf(error)}`)
+        send(request, response, lastResort())
+      },
+    )
   }
-  const engine = engineOf(handler)
   return engine ? engineListener(engine, adapted) : adapted
+}
+
+/**
+ * `@whatwg-node/server`'s `createServerAdapter`, imported on first use: our own handler never
+ * needs it but for a body a middleware has already read. Loaded, its fetch ponyfill made every
+ * request of a plain node:http server in the same process cost ~2% more CPU, never called (the
+ * hand-written yardstick with it imported, at once: 1.015 ± 0.004 against 0.994 ± 0.004 for an
+ * empty import; bench/README.md, "At once").
+ */
+let whatwg: Promise<typeof createServerAdapter> | undefined
+const whatwgAdapter = () => {
+  if (whatwg === undefined) {
+    whatwg = import('@whatwg-node/server').then((loaded) => loaded.createServerAdapter)
+    // Loaded ahead of a request, a failure is told to that request: until then it is no unhandled rejection.
+    whatwg.catch(() => {})
+  }
+  return whatwg
 }
 
 /**

@@ -108,6 +108,34 @@ describe('the packed tarball', () => {
     assert.match(readFileSync(join(installed, 'LICENSE'), 'utf8'), /^MIT License/)
   })
 
+  it("petstore-server/node loads @whatwg-node/server only for a handler that is not createPetstore's", async () => {
+    // CommonJS, so that require.cache tells what is loaded. Merely loaded, its fetch ponyfill made
+    // other servers in the process slower (bench/README.md, "At once").
+    const script = `
+const http = require('node:http')
+const { createPetstore, memoryStore } = require('petstore-server')
+const { toNodeListener } = require('petstore-server/node')
+const loaded = () => Object.keys(require.cache).some((file) => file.includes('@whatwg-node'))
+async function answer(listener) {
+  const server = http.createServer(listener).listen(0, '127.0.0.1')
+  await new Promise((resolve) => server.once('listening', resolve))
+  const headers = { authorization: 'Bearer k' }
+  const response = await fetch('http://127.0.0.1:' + server.address().port + '/v1/pets', { headers })
+  const text = await response.text()
+  server.close()
+  return response.status + ' ' + text
+}
+;(async () => {
+  const ours = await answer(toNodeListener(createPetstore({ store: memoryStore(), keys: ['k'] })))
+  const before = loaded()
+  const other = await answer(toNodeListener(() => new Response('other')))
+  console.log(JSON.stringify({ ours, before, other, after: loaded() }))
+})()
+`
+    const { stdout } = await run(process.execPath, ['-e', script], { cwd: project })
+    assert.deepEqual(JSON.parse(stdout), { ours: '200 []', before: false, other: '200 other', after: true })
+  })
+
   it("its types serve a strict project that writes declarations, with exactOptionalPropertyTypes (TypeScript's own tsc --init)", async () => {
     const types = join(project, 'types-check')
     mkdirSync(types, { recursive: true })
