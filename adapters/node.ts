@@ -90,10 +90,10 @@ export function toNodeListener(handler: FetchHandler): NodeListener {
 
 /**
  * `@whatwg-node/server`'s `createServerAdapter`, imported on first use: our own handler never
- * needs it but for a body a middleware has already read. Loaded, its fetch ponyfill made every
- * request of a plain node:http server in the same process cost ~2% more CPU, never called (the
- * hand-written yardstick with it imported, at once: 1.015 ± 0.004 against 0.994 ± 0.004 for an
- * empty import; bench/README.md, "At once").
+ * needs it but for a body a middleware has already read. Merely loaded, never called, its fetch
+ * ponyfill made each request of a plain node:http server in the same process cost ~2% more CPU
+ * (the hand-written yardstick with it imported, at once: 1.017 ± 0.006 against 0.994 ± 0.004
+ * for an empty import; bench/README.md, "At once").
  */
 let whatwg: Promise<typeof createServerAdapter> | undefined
 const whatwgAdapter = () => {
