@@ -62,7 +62,7 @@ export function toNodeListener(handler: FetchHandler): NodeListener {
   const engine = engineOf(handler)
   let adapter: NodeListener | undefined
   // Another handler needs the adapter for its first request: loading starts now, not then.
-  const loading = engine ? undefined : whatwgAdapter()
+  if (!engine) whatwgAdapter()
   const adapted: NodeListener = (request, response) => {
     // A handler of its own reads the body as it likes: it gets the 100 Continue at once, as from Node.
     if (awaitingContinue.delete(response)) response.writeContinue()
@@ -74,7 +74,7 @@ export function toNodeListener(handler: FetchHandler): NodeListener {
       if (!request.complete) lingerThenClose(request, socket)
     })
     if (adapter !== undefined) return adapter(request, response)
-    ;(loading ?? whatwgAdapter()).then(
+    whatwgAdapter().then(
       (createServerAdapter) => {
         adapter ??= createServerAdapter((request: Request) => answered(handler, request)) as unknown as NodeListener
         adapter(request, response)
