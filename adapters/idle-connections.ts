@@ -30,10 +30,12 @@ export interface ConnectionGuard {
   /** The answers not yet out, on every connection. */
   inFlight(): Iterable<ServerResponse>
   /**
-   * Closes the connections that have not sent a whole request head yet: the server is closing, and
-   * nothing was asked on them (Node's `closeIdleConnections` leaves them to their timeout).
+   * Closes the connections with no request in flight: new ones, and kept-alive ones between
+   * requests, whether or not they have sent part of their next request head. The server is
+   * closing, and nothing was asked on them that could be answered; Node's `closeIdleConnections`
+   * leaves a connection with a begun head to its timeout (a kept-alive one to `keepAliveTimeout`).
    */
-  closeUnasked(): void
+  closeIdle(): void
   /** Connections open now. */
   openCount(): number
   /** Stops the sweep. */
@@ -213,9 +215,15 @@ export function guardConnections(server: Server, limits: ConnectionLimits): Conn
     *inFlight() {
       for (const socket of open.keys()) yield* socket[ANSWERS] ?? []
     },
-    closeUnasked() {
-      for (const socket of fresh.keys()) socket.destroy()
-      fresh.clear()
+    closeIdle() {
+      // Every connection without a request in flight is in the idle list (new ones too). Taken out
+      // first: a destroyed socket's 'close' comes a tick later, but the walk must not depend on it.
+      const idle: Tracked[] = []
+      for (let socket = oldestIdle; socket !== undefined; socket = socket[NEWER]) idle.push(socket)
+      for (const socket of idle) {
+        forget(socket)
+        socket.destroy()
+      }
     },
     openCount() {
       return open.size

@@ -698,7 +698,12 @@ export interface ServeOptions {
    * @default 30_000
    */
   requestTimeoutMs?: number | undefined
-  /** How long an idle keep-alive connection is kept open. @default 5_000 (Node's own) */
+  /**
+   * How long an idle keep-alive connection is kept open. One that goes quiet for that long in the
+   * middle of its next request head is closed too, without an answer (Node's rule);
+   * `headersTimeoutMs` bounds a head that keeps coming.
+   * @default 5_000 (Node's own)
+   */
   keepAliveTimeoutMs?: number | undefined
   /**
    * Connections open at once. At the cap, a new connection makes room by
@@ -923,9 +928,10 @@ export async function serve(options: ServeOptions): Promise<RunningServer> {
           else resolve()
         })
         // Keep-alive connections with no request in flight would hold close() open, and so would
-        // connections that have not sent a request yet (until the first-request timeout).
+        // connections that have not sent a request yet (until the first-request timeout), or only
+        // part of their next one (until keepAliveTimeout).
         server.closeIdleConnections()
-        connections.closeUnasked()
+        connections.closeIdle()
       })
       return closing
     },

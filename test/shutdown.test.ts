@@ -237,7 +237,7 @@ describe('shutdown', { concurrency: true, timeout: 30_000 }, () => {
     }
   })
 
-  test('serve().close(): connections that have sent no whole request head go at once, not at the first-request timeout', async () => {
+  test('serve().close(): connections that have sent no whole request head go at once, a first or a later one, not at a timeout', async () => {
     const running = await serve({ port: 0, handler: async () => new Response('done') })
     inProcess.push(running)
     const connect = async (sending: string) => {
@@ -249,19 +249,25 @@ describe('shutdown', { concurrency: true, timeout: 30_000 }, () => {
     }
     const silent = await connect('')
     const halfHead = await connect('GET / HTTP/1.1\r\nHost: x\r\n')
+    // A kept-alive connection that has begun its next request head: Node's closeIdleConnections leaves it.
+    const keptHalf = await connect('GET / HTTP/1.1\r\nHost: x\r\n\r\n')
+    await once(keptHalf, 'data')
+    keptHalf.write('GET / HTTP/1.1\r\nHo')
     await sleep(100)
     const closing = performance.now()
     const closedAt = (socket: net.Socket) => once(socket, 'close').then(() => performance.now() - closing)
-    const [closed, silentGone, halfGone] = await Promise.all([
+    const [closed, silentGone, halfGone, keptHalfGone] = await Promise.all([
       running.close().then(() => performance.now() - closing),
       closedAt(silent),
       closedAt(halfHead),
+      closedAt(keptHalf),
     ])
-    // Not the 5 s of firstRequestTimeoutMs.
+    // Not the 5 s of firstRequestTimeoutMs, nor keepAliveTimeoutMs.
     for (const [what, ms] of [
       ['close()', closed],
       ['the silent connection', silentGone],
       ['the half head', halfGone],
+      ['the half second head', keptHalfGone],
     ] as const) {
       assert.ok(ms < 1_000, `${what} took ${Math.round(ms)} ms`)
     }
