@@ -442,7 +442,7 @@ export function createEngine(options: PetstoreOptions): Engine {
     if (!(result instanceof Promise)) return completed(result, request, requestId)
     return result.then(
       (answered) => completed(answered, request, requestId),
-      (error) => completed(failed(error, request, requestId), request, requestId),
+      (error) => concludeFailure(error, request, requestId),
     )
   }
 
@@ -452,23 +452,27 @@ export function createEngine(options: PetstoreOptions): Engine {
    */
   function settle(deferred: Deferred<string>, request: Routed, requestId: string): AnswerToCome {
     const toCome = new AnswerToCome()
-    const fail = (error: unknown) => toCome.give(completed(failed(error, request, requestId), request, requestId))
     deferred.source.then(
       (value) => {
         let answered: ApiAnswer | Promise<ApiAnswer>
         try {
           answered = deferred.step(value)
         } catch (error) {
-          return fail(error)
+          return toCome.give(concludeFailure(error, request, requestId))
         }
         const result = conclude(answered, request, requestId)
         // A store that waits: its answer comes through a promise of conclude's, which never rejects.
         if (result instanceof Promise) result.then((answer) => toCome.give(answer))
         else toCome.give(result)
       },
-      (error) => fail(deferred.refusal(error)),
+      (error) => toCome.give(concludeFailure(deferred.refusal(error), request, requestId)),
     )
     return toCome
+  }
+
+  /** The answer to what was thrown, with the engine's last step: no closure a create for it. */
+  function concludeFailure(error: unknown, request: Routed, requestId: string): ApiAnswer {
+    return completed(failed(error, request, requestId), request, requestId)
   }
 
   const pagePath = `${basePath}/pets/{petId}`

@@ -72,16 +72,20 @@ function pageAnswer(
 const EXACT_INTEGERS = ['categoryId']
 
 /** `POST /pets`: 201 with the stored pet and its `Location`. Checks that need no body refuse at once. */
-export function createPet(
+export function createPet(request: ApiRequest, context: OperationContext): Deferred<string> | Refusal {
+  return readJson(request, context.maxBodyBytes, EXACT_INTEGERS, createFrom, context)
+}
+
+/** The create of a parsed body: its checks, then the store. */
+function createFrom(
+  body: unknown,
   request: ApiRequest,
-  { store, basePath, maxBodyBytes }: OperationContext,
-): Deferred<string> | Refusal {
-  return readJson(request, maxBodyBytes, EXACT_INTEGERS, (body) => {
-    const input = newPetOf(body)
-    if (input instanceof Refusal) return input
-    const pet = store.create(input, request.signal)
-    return pet instanceof Promise ? pet.then((stored) => created(stored, basePath)) : created(pet, basePath)
-  })
+  { store, basePath }: OperationContext,
+): ApiAnswer | Promise<ApiAnswer> {
+  const input = newPetOf(body)
+  if (input instanceof Refusal) return input
+  const pet = store.create(input, request.signal)
+  return pet instanceof Promise ? pet.then((stored) => created(stored, basePath)) : created(pet, basePath)
 }
 
 function created(pet: Pet, basePath: string): ApiAnswer {
