@@ -100,13 +100,13 @@ export function utf8Text(bytes: Uint8Array): string {
 
 /**
  * Reads the JSON body of `request` and hands it to `use`, with the request and
- * `context`. Refuses at once (no
- * promise) with 415 for another media type, 413 for a declared length past
- * `maxBytes` and 400 `validation_error` for no body; the answer to come is 413
- * for a body that grows past `maxBytes`, 400 `invalid_json` for bytes that are
- * not UTF-8 JSON or a body broken off, and 400 `validation_error` for an empty
- * one, or whatever `use` answers or throws. The top-level `exactIntegers`
- * keys keep integers beyond 2^53 exactly, as bigints.
+ * `context`. Refuses at once (no promise) with 415 for another media type, 413
+ * for a declared length past `maxBytes` and 400 `validation_error` for no
+ * body; the answer to come is 413 for a body that grows past `maxBytes`, 400
+ * `invalid_json` for bytes that are not UTF-8 JSON or a body broken off, and
+ * 400 `validation_error` for an empty one, or whatever `use` answers or
+ * throws. The top-level `exactIntegers` keys keep integers beyond 2^53
+ * exactly, as bigints.
  *
  * Not an async function, and `use` runs in the step that parses: a create is
  * one promise (the read) and one step after it, where `await`s, or a second
