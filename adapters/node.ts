@@ -836,8 +836,18 @@ export async function serve(options: ServeOptions): Promise<RunningServer> {
       super.detachSocket(socket)
       connections.answered(this, socket)
       // Its connection may be idle now: when closing, it must not stay open until keepAliveTimeout.
-      if (closing) setImmediate(() => server.closeIdleConnections())
+      if (closing) setImmediate(closeIdle)
     }
+  }
+
+  /**
+   * Closes the connections with no request in flight. Node's own idle ones, and the guard's, which
+   * also holds those that have sent no request yet (open until the first-request timeout) or only
+   * part of their next one (which Node leaves open until keepAliveTimeout).
+   */
+  const closeIdle = () => {
+    server.closeIdleConnections()
+    connections.closeIdle()
   }
 
   const server = createServer(
@@ -927,11 +937,8 @@ export async function serve(options: ServeOptions): Promise<RunningServer> {
           if (error) reject(error)
           else resolve()
         })
-        // Keep-alive connections with no request in flight would hold close() open, and so would
-        // connections that have not sent a request yet (until the first-request timeout), or only
-        // part of their next one (until keepAliveTimeout).
-        server.closeIdleConnections()
-        connections.closeIdle()
+        // Connections with no request in flight would hold close() open.
+        closeIdle()
       })
       return closing
     },

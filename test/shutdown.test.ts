@@ -273,6 +273,48 @@ describe('shutdown', { concurrency: true, timeout: 30_000 }, () => {
     }
   })
 
+  test('serve().close(): an answer begun before close() ends, and its connection goes at once, though the next head has begun', async () => {
+    // A streamed answer whose head went out before close(): it stays keep-alive, so the connection is idle after it.
+    const running = await serve({
+      port: 0,
+      handler: async () => {
+        let chunks = 0
+        const body = new ReadableStream<Uint8Array>({
+          async pull(controller) {
+            chunks += 1
+            if (chunks === 1) return controller.enqueue(new TextEncoder().encode('begun,'))
+            await sleep(300)
+            controller.enqueue(new TextEncoder().encode('done'))
+            controller.close()
+          },
+        })
+        return new Response(body)
+      },
+    })
+    inProcess.push(running)
+    const socket = net.connect(running.port, '127.0.0.1')
+    socket.on('error', () => {})
+    await once(socket, 'connect')
+    socket.setEncoding('latin1')
+    let received = ''
+    socket.on('data', (chunk: string) => {
+      received += chunk
+    })
+    socket.write('GET / HTTP/1.1\r\nHost: x\r\n\r\n')
+    while (!received.includes('begun,')) await sleep(5)
+    // The next request's head, begun while the answer streams: Node's closeIdleConnections would leave it.
+    socket.write('GET / HTTP/1.1\r\nHo')
+    const closing = performance.now()
+    const closed = running.close().then(() => performance.now() - closing)
+    const gone = new Promise<number>((resolve) => socket.once('close', () => resolve(performance.now() - closing)))
+    const [closeMs, goneMs] = await Promise.all([closed, gone])
+    assert.match(received, /^HTTP\/1\.1 200 [\s\S]*begun,[\s\S]*done/, 'the answer in flight is finished')
+    assert.ok(
+      closeMs < 1_500 && goneMs < 1_500,
+      `close() took ${Math.round(closeMs)} ms, the connection ${Math.round(goneMs)} ms`,
+    )
+  })
+
   test('serve().close() cuts what is still open after shutdownTimeoutMs', async () => {
     const running = await serve({
       port: 0,
