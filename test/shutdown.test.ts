@@ -20,7 +20,7 @@ import { after, describe, type TestContext, test } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { type RunningServer, serve } from '../adapters/node.js'
 import { sqliteStore } from '../src/stores/sqlite.js'
-import { type Answer, connectError, request } from './helpers/raw-http.js'
+import { type Answer, connectError, openSocket, request } from './helpers/raw-http.js'
 import { killAll, startServer } from './helpers/spawn-server.js'
 
 const KEY = 'k'
@@ -292,23 +292,16 @@ describe('shutdown', { concurrency: true, timeout: 30_000 }, () => {
       },
     })
     inProcess.push(running)
-    const socket = net.connect(running.port, '127.0.0.1')
-    socket.on('error', () => {})
-    await once(socket, 'connect')
-    socket.setEncoding('latin1')
-    let received = ''
-    socket.on('data', (chunk: string) => {
-      received += chunk
-    })
-    socket.write('GET / HTTP/1.1\r\nHost: x\r\n\r\n')
-    while (!received.includes('begun,')) await sleep(5)
+    const client = await openSocket(running.port)
+    client.socket.write('GET / HTTP/1.1\r\nHost: x\r\n\r\n')
+    while (!client.received().includes('begun,')) await sleep(5)
     // The next request's head, begun while the answer streams: Node's closeIdleConnections would leave it.
-    socket.write('GET / HTTP/1.1\r\nHo')
+    client.socket.write('GET / HTTP/1.1\r\nHo')
     const closing = performance.now()
     const closed = running.close().then(() => performance.now() - closing)
-    const gone = new Promise<number>((resolve) => socket.once('close', () => resolve(performance.now() - closing)))
+    const gone = client.closed.then(() => performance.now() - closing)
     const [closeMs, goneMs] = await Promise.all([closed, gone])
-    assert.match(received, /^HTTP\/1\.1 200 [\s\S]*begun,[\s\S]*done/, 'the answer in flight is finished')
+    assert.match(client.received(), /^HTTP\/1\.1 200 [\s\S]*begun,[\s\S]*done/, 'the answer in flight is finished')
     assert.ok(
       closeMs < 1_500 && goneMs < 1_500,
       `close() took ${Math.round(closeMs)} ms, the connection ${Math.round(goneMs)} ms`,
