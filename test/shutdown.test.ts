@@ -13,14 +13,13 @@ import type { ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
 import { existsSync, mkdtempSync, rmSync } from 'node:fs'
 import http from 'node:http'
-import net from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, describe, type TestContext, test } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { type RunningServer, serve } from '../adapters/node.js'
 import { sqliteStore } from '../src/stores/sqlite.js'
-import { type Answer, connectError, openSocket, request } from './helpers/raw-http.js'
+import { type Answer, connectError, openSocket, type RawSocket, request } from './helpers/raw-http.js'
 import { killAll, startServer } from './helpers/spawn-server.js'
 
 const KEY = 'k'
@@ -240,22 +239,21 @@ describe('shutdown', { concurrency: true, timeout: 30_000 }, () => {
   test('serve().close(): connections that have sent no whole request head go at once, a first or a later one, not at a timeout', async () => {
     const running = await serve({ port: 0, handler: async () => new Response('done') })
     inProcess.push(running)
+    // openSocket records a reset rather than throwing: a reset is one way to be closed.
     const connect = async (sending: string) => {
-      const socket = net.connect(running.port, '127.0.0.1')
-      socket.on('error', () => {}) // a reset is one way to be closed
-      await once(socket, 'connect')
-      if (sending !== '') socket.write(sending)
-      return socket
+      const client = await openSocket(running.port)
+      if (sending !== '') client.socket.write(sending)
+      return client
     }
     const silent = await connect('')
     const halfHead = await connect('GET / HTTP/1.1\r\nHost: x\r\n')
     // A kept-alive connection that has begun its next request head: Node's closeIdleConnections leaves it.
     const keptHalf = await connect('GET / HTTP/1.1\r\nHost: x\r\n\r\n')
-    await once(keptHalf, 'data')
-    keptHalf.write('GET / HTTP/1.1\r\nHo')
+    await once(keptHalf.socket, 'data')
+    keptHalf.socket.write('GET / HTTP/1.1\r\nHo')
     await sleep(100)
     const closing = performance.now()
-    const closedAt = (socket: net.Socket) => once(socket, 'close').then(() => performance.now() - closing)
+    const closedAt = (client: RawSocket) => client.closed.then(() => performance.now() - closing)
     const [closed, silentGone, halfGone, keptHalfGone] = await Promise.all([
       running.close().then(() => performance.now() - closing),
       closedAt(silent),
