@@ -35,14 +35,21 @@ export const CONNECTIONS = 50
 /** wrk threads: the generator has one core. */
 const WRK_THREADS = 1
 
-/** wrk when it runs here, else autocannon. */
+/**
+ * wrk when it runs here, else autocannon, said on stderr: a run on autocannon reads its own
+ * core's limit on the fastest rows, and that is easy to miss once the run has begun.
+ */
 export function defaultLoadgen(): LoadgenName {
   try {
     execFileSync('wrk', ['--version'], { stdio: 'ignore' })
     return 'wrk'
   } catch (error) {
     // wrk --version exits 1 after printing its version: it is there.
-    return (error as { status?: number }).status === 1 ? 'wrk' : 'autocannon'
+    if ((error as { status?: number }).status === 1) return 'wrk'
+    console.error(
+      '! wrk is not on PATH (Debian: apt-get install -y wrk): autocannon drives the load in-process, and its core, not the server, limits the fastest rows',
+    )
+    return 'autocannon'
   }
 }
 
