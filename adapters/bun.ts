@@ -3,7 +3,7 @@
  *
  * @module
  */
-import { checkServeOptions } from '../src/option-checks.js'
+import { checkServeOptions } from '../src/util/option-checks.js'
 
 /** Any web-standard fetch handler, such as the one `createPetstore` returns. */
 export type FetchHandler = (request: Request) => Response | Promise<Response>

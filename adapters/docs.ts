@@ -8,8 +8,8 @@
  */
 import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { normalizeBasePath } from '../src/base-path.js'
-import { type DocsAssetLoader, withDocsEngine } from '../src/docs.js'
+import { normalizeBasePath } from '../src/http/base-path.js'
+import { type DocsAssetLoader, withDocsEngine } from '../src/http/docs-page.js'
 import {
   type ApiAnswer,
   basePathOf,
@@ -18,11 +18,11 @@ import {
   onResponseOf,
   toFetchHandler,
   toResponse,
-} from '../src/exchange.js'
-import type { OnResponse } from '../src/observe.js'
-import { knownOptions, optionalFunction, optionsObject, shown } from '../src/option-checks.js'
+} from '../src/http/exchange.js'
+import type { OnResponse } from '../src/http/observe.js'
+import { knownOptions, optionalFunction, optionsObject, shown } from '../src/util/option-checks.js'
 
-export { DOCS_CSP, type DocsAsset, type DocsAssetLoader } from '../src/docs.js'
+export { DOCS_CSP, type DocsAsset, type DocsAssetLoader } from '../src/http/docs-page.js'
 
 /** Any web-standard fetch handler, such as the one `createPetstore` returns. */
 export type FetchHandler = (request: Request) => Response | Promise<Response>

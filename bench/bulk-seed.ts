@@ -4,7 +4,7 @@
 
 /** Fills the SQLite file at `path` (its `petstore_pets` table made already), from a connection of its own. */
 export async function seedSqlite(path: string, size: number): Promise<void> {
-  const { loadSqliteDriver } = await import('../src/stores/sqlite-drivers.js')
+  const { loadSqliteDriver } = await import('../src/store/sql/sqlite-drivers.js')
   const { open } = await loadSqliteDriver()
   const database = open(path)
   try {

@@ -1,4 +1,4 @@
-// A cursor as the server spells it (src/cursor.ts), for the tools that build
+// A cursor as the server spells it (src/api/cursor.ts), for the tools that build
 // requests ahead of a server: bench/scale-http.ts and the fuzz tests.
 import { createHmac, randomBytes } from 'node:crypto'
 

@@ -20,7 +20,7 @@ const FRAMING_HEADERS = new Set(['content-length', 'transfer-encoding'])
 
 /** Differ from one answer to the next on every server: left out of the comparison. */
 const IGNORED_HEADERS = new Set(['date'])
-/** What a generated `x-request-id` looks like (src/request-id.ts): a random prefix, a dash, a counter. */
+/** What a generated `x-request-id` looks like (src/http/request-id.ts): a random prefix, a dash, a counter. */
 const GENERATED_ID = /^[0-9a-z]{8}-[0-9a-z]+$/
 const MAX_PAGES = 1_000
 

@@ -72,7 +72,7 @@ const cleanups = new Cleanups(log)
 
 /** A SQLite file of `size` pets: the table made by the store's Migrator, then one INSERT … SELECT. */
 async function sqliteFile(dir: string, size: number): Promise<string> {
-  const { sqliteStore } = await import('../src/stores/sqlite.js')
+  const { sqliteStore } = await import('../src/store/sql/sqlite.js')
   const path = join(dir, `scale-${size}.db`)
   const store = sqliteStore({ path })
   await store.ping?.()
@@ -84,7 +84,7 @@ async function sqliteFile(dir: string, size: number): Promise<string> {
 /** A fresh PostgreSQL schema of `size` pets (table by the store's Migrator), dropped by a cleanup step. */
 async function postgresSchema(size: number): Promise<string> {
   const { default: pg } = await import('pg')
-  const { postgresStore } = await import('../src/stores/postgres.js')
+  const { postgresStore } = await import('../src/store/sql/postgres.js')
   const base = new URL(POSTGRES_URL ?? '')
   base.searchParams.delete('schema')
   const schema = `petstore_scale_http_${randomBytes(4).toString('hex')}`

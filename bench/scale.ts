@@ -33,10 +33,10 @@ import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
+import { petJson, petsJson } from '../src/api/pet-json.js'
+import type { NewPet, PetStatus } from '../src/api/schemas.js'
 import { memoryStore } from '../src/index.js'
-import { petJson, petsJson } from '../src/pet-json.js'
-import type { NewPet, PetStatus } from '../src/schemas.js'
-import { isBuiltIn, LIST_JSON, type ListQuery, type PetStore } from '../src/store.js'
+import { isBuiltIn, LIST_JSON, type ListQuery, type PetStore } from '../src/store/store.js'
 import { seedPostgres, seedSqlite } from './bulk-seed.js'
 import { Cleanups } from './cleanups.js'
 import { random } from './random.js'
@@ -105,14 +105,14 @@ async function openStore(request: Extract<Request, { type: 'open' }>): Promise<P
     return memoryStore({ pets })
   }
   if (store === 'sqlite') {
-    const { sqliteStore } = await import('../src/stores/sqlite.js')
+    const { sqliteStore } = await import('../src/store/sql/sqlite.js')
     const path = join(request.dir, `scale-${size}.db`)
     const sqlite = sqliteStore({ path })
     await sqlite.ping?.()
     await seedSqlite(path, size)
     return sqlite
   }
-  const { postgresStore } = await import('../src/stores/postgres.js')
+  const { postgresStore } = await import('../src/store/sql/postgres.js')
   const { default: pg } = await import('pg')
   const { url = '', schema } = request
   const postgres = postgresStore({ connectionString: url }, { schema })
@@ -300,7 +300,7 @@ async function memoryRss(size: number, dir: string): Promise<{ rssMb: number; he
   const { build } = await import('esbuild')
   const bundle = join(dir, 'memory-store.mjs')
   await build({
-    entryPoints: [join(ROOT, 'src/stores/memory.ts')],
+    entryPoints: [join(ROOT, 'src/store/memory.ts')],
     bundle: true,
     format: 'esm',
     platform: 'node',

@@ -13,9 +13,9 @@
  */
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import type { OnResponse } from '../src/observe.js'
-import type { PetStore } from '../src/store.js'
-import type { PoolStats } from '../src/stores/postgres.js'
+import type { OnResponse } from '../src/http/observe.js'
+import type { PoolStats } from '../src/store/sql/postgres.js'
+import type { PetStore } from '../src/store/store.js'
 
 type PromClient = typeof import('prom-client')
 type Metric = import('prom-client').Metric

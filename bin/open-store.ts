@@ -6,7 +6,7 @@
 import { closeSync, openSync, statSync } from 'node:fs'
 import { dirname, resolve } from 'node:path'
 import { memoryStore, type PetStore } from '../src/index.js'
-import { redactedUrl } from '../src/option-checks.js'
+import { redactedUrl } from '../src/util/option-checks.js'
 import { fileProblem, UsageError } from './options.js'
 
 /**
@@ -55,11 +55,11 @@ export async function openStore(db: string, from = '--db'): Promise<PetStore> {
     const problem = sqlitePathProblem(path)
     if (problem !== undefined) throw new UsageError(`${from} ${db}: ${problem}`)
     // Loaded only when asked for: kysely and a driver are most of the binary's start-up time.
-    const { sqliteStore } = await import('../src/stores/sqlite.js')
+    const { sqliteStore } = await import('../src/store/sql/sqlite.js')
     return sqliteStore({ path, batchCreates })
   }
   if (/^postgres(ql)?:\/\//.test(db)) {
-    const { postgresStore } = await import('../src/stores/postgres.js')
+    const { postgresStore } = await import('../src/store/sql/postgres.js')
     // `schema` is ours, not a connection parameter: take it out before pg sees the URL.
     const url = new URL(db)
     const schema = url.searchParams.get('schema')
@@ -68,7 +68,7 @@ export async function openStore(db: string, from = '--db'): Promise<PetStore> {
     return postgresStore({ connectionString: url.href }, { schema: schema || undefined, batchCreates })
   }
   if (db.startsWith('mysql://')) {
-    const { mysqlStore } = await import('../src/stores/mysql.js')
+    const { mysqlStore } = await import('../src/store/sql/mysql.js')
     return mysqlStore({ uri: db }, { batchCreates })
   }
   // Never echo credentials of a mistyped URL.

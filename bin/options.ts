@@ -7,11 +7,11 @@
 import { readFileSync } from 'node:fs'
 import { availableParallelism } from 'node:os'
 import { type ParseArgsConfig, parseArgs } from 'node:util'
-import { keyProblem } from '../src/auth.js'
-import { basePathProblem, trimSlashes } from '../src/base-path.js'
-import { originProblem } from '../src/cors.js'
+import { keyProblem } from '../src/api/auth.js'
 import { serverUrlProblem } from '../src/create-petstore.js'
-import { redactedUrl } from '../src/option-checks.js'
+import { basePathProblem, trimSlashes } from '../src/http/base-path.js'
+import { originProblem } from '../src/http/cors.js'
+import { redactedUrl } from '../src/util/option-checks.js'
 
 /** A command line the binary cannot run with: printed as one line, exit code 1. */
 export class UsageError extends Error {}

@@ -8,11 +8,11 @@
 import { randomBytes } from 'node:crypto'
 import { createServer } from 'node:net'
 import { swaggerUiAssets } from '../adapters/docs.js'
-import { serve } from '../adapters/node.js'
+import { serve } from '../adapters/node/index.js'
 import packageJson from '../package.json' with { type: 'json' }
+import { errorAnswer } from '../src/api/errors.js'
 import { createEngine } from '../src/create-petstore.js'
-import { withDocsEngine } from '../src/docs.js'
-import { errorAnswer } from '../src/errors.js'
+import { withDocsEngine } from '../src/http/docs-page.js'
 import {
   type ApiAnswer,
   type ApiRequest,
@@ -20,14 +20,14 @@ import {
   headAnswer,
   jsonAnswer,
   toFetchHandler,
-} from '../src/exchange.js'
-import { setDefaults } from '../src/headers.js'
+} from '../src/http/exchange.js'
+import { setDefaults } from '../src/http/headers.js'
+import { type OnResponse, tell } from '../src/http/observe.js'
+import { requestId as idOf } from '../src/http/request-id.js'
+import { ambiguousPath } from '../src/http/request-path.js'
+import { parseTarget } from '../src/http/request-target.js'
 import { type PetStore, PetstoreError } from '../src/index.js'
-import { type OnResponse, tell } from '../src/observe.js'
-import { redactedUrl } from '../src/option-checks.js'
-import { requestId as idOf } from '../src/request-id.js'
-import { ambiguousPath } from '../src/request-path.js'
-import { parseTarget } from '../src/request-target.js'
+import { redactedUrl } from '../src/util/option-checks.js'
 import { accessLog, flushAccessLog } from './access-log.js'
 import { reloadKeysOnSighup } from './keys-reload.js'
 import { aggregatedMetrics, type RequestMetrics, requestMetrics, serveMetrics } from './metrics.js'

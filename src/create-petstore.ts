@@ -4,13 +4,15 @@
  * @module
  */
 import { type IRequest, Router } from 'itty-router'
-import { createAuthenticator, type KeyCheck, type Verdict } from './auth.js'
-import { normalizeBasePath, trimSlashes } from './base-path.js'
-import { type CorsOptions, createCors } from './cors.js'
-import { cursorCodec } from './cursor.js'
-import { type Limits, timeoutOption, waitFor } from './deadline.js'
-import { Deferred } from './deferred.js'
-import { errorAnswer, fixedAnswer, oneLineOf, PetstoreError } from './errors.js'
+import { createAuthenticator, type KeyCheck, type Verdict } from './api/auth.js'
+import { cursorCodec } from './api/cursor.js'
+import { errorAnswer, fixedAnswer, oneLineOf, PetstoreError } from './api/errors.js'
+import { openApiDocument, type ServerEntry } from './api/openapi.js'
+import { createPet, getPet, listPets, type OperationContext } from './api/operations.js'
+import { normalizeBasePath, trimSlashes } from './http/base-path.js'
+import { type CorsOptions, createCors } from './http/cors.js'
+import { type Limits, timeoutOption, waitFor } from './http/deadline.js'
+import { Deferred } from './http/deferred.js'
 import {
   AnswerToCome,
   type ApiAnswer,
@@ -22,18 +24,16 @@ import {
   ON_RESPONSE,
   pending,
   toFetchHandler,
-} from './exchange.js'
-import { guardStore } from './guarded-store.js'
-import { deprecationHeaders, setDefaults } from './headers.js'
-import { type OnResponse, tell } from './observe.js'
-import { openApiDocument, type ServerEntry } from './openapi.js'
-import { createPet, getPet, listPets, type OperationContext } from './operations.js'
-import { knownOptions, optionalFunction, optionsObject, redactedUrl, shown, wholeNumber } from './option-checks.js'
-import { requestId as idOf } from './request-id.js'
-import { ambiguousPath } from './request-path.js'
-import { parseOriginTarget, parseTarget, type Target } from './request-target.js'
-import type { PetStore } from './store.js'
-import { loadTracing, traced, tracing } from './tracing.js'
+} from './http/exchange.js'
+import { deprecationHeaders, setDefaults } from './http/headers.js'
+import { type OnResponse, tell } from './http/observe.js'
+import { requestId as idOf } from './http/request-id.js'
+import { ambiguousPath } from './http/request-path.js'
+import { parseOriginTarget, parseTarget, type Target } from './http/request-target.js'
+import { loadTracing, traced, tracing } from './http/tracing.js'
+import { guardStore } from './store/guarded-store.js'
+import type { PetStore } from './store/store.js'
+import { knownOptions, optionalFunction, optionsObject, redactedUrl, shown, wholeNumber } from './util/option-checks.js'
 
 /** Options of {@link createPetstore}. */
 export interface PetstoreOptions {

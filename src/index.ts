@@ -3,12 +3,9 @@
  *
  * @module
  */
-export type { KeyCheck } from './auth.js'
-export type { CorsOptions } from './cors.js'
-export { createPetstore, type FetchHandler, type PetstoreOptions } from './create-petstore.js'
-export { type ErrorDetail, PetstoreError } from './errors.js'
-export type { OnResponse, ResponseInfo } from './observe.js'
-export { openApiDocument, type ServerEntry } from './openapi.js'
+export type { KeyCheck } from './api/auth.js'
+export { type ErrorDetail, PetstoreError } from './api/errors.js'
+export { openApiDocument, type ServerEntry } from './api/openapi.js'
 export {
   type ErrorBody,
   ErrorSchema,
@@ -23,6 +20,9 @@ export {
   type PetStatus,
   PetStatusSchema,
   PetsSchema,
-} from './schemas.js'
-export type { ListQuery, PetStore } from './store.js'
-export { type MemoryStoreOptions, memoryStore } from './stores/memory.js'
+} from './api/schemas.js'
+export { createPetstore, type FetchHandler, type PetstoreOptions } from './create-petstore.js'
+export type { CorsOptions } from './http/cors.js'
+export type { OnResponse, ResponseInfo } from './http/observe.js'
+export { type MemoryStoreOptions, memoryStore } from './store/memory.js'
+export type { ListQuery, PetStore } from './store/store.js'

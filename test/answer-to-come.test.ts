@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { createEngine } from '../src/create-petstore.js'
-import { AnswerToCome, type ApiAnswer, fromRequest } from '../src/exchange.js'
+import { AnswerToCome, type ApiAnswer, fromRequest } from '../src/http/exchange.js'
 import { memoryStore } from '../src/index.js'
 import { AUTH, KEY } from './helpers/client.js'
 

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after } from 'node:test'
 import { memoryStore } from '../src/index.js'
-import { sqliteStore } from '../src/stores/sqlite.js'
+import { sqliteStore } from '../src/store/sql/sqlite.js'
 import { runApiSuite } from './api.suite.js'
 
 const dir = mkdtempSync(join(tmpdir(), 'petstore-api-'))

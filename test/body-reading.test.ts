@@ -11,7 +11,7 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { type RunningServer, serve } from '../adapters/node.js'
+import { type RunningServer, serve } from '../adapters/node/index.js'
 import { createPetstore, type FetchHandler, memoryStore, type ResponseInfo } from '../src/index.js'
 import { openSocket, type RawSocket } from './helpers/raw-http.js'
 

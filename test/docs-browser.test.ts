@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before, it } from 'node:test'
 import { chromium } from 'playwright-core'
-import { DOCS_CSP } from '../src/docs.js'
+import { DOCS_CSP } from '../src/http/docs-page.js'
 import { killAll, type RunningServer, repoRoot, startScript } from './helpers/spawn-server.js'
 
 const CHROMIUM = '/usr/bin/chromium'

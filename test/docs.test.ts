@@ -12,7 +12,7 @@ import { fileURLToPath } from 'node:url'
 import { createPetstore, memoryStore } from 'petstore-server'
 import { DOCS_CSP, withDocs } from 'petstore-server/docs'
 import { parseCli } from '../bin/options.js'
-import { engineOf } from '../src/exchange.js'
+import { engineOf } from '../src/http/exchange.js'
 import { assertError, call } from './helpers/client.js'
 
 const api = (basePath?: string) => createPetstore({ store: memoryStore(), keys: ['k'], basePath })

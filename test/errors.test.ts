@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, describe, it } from 'node:test'
 import { createPetstore, memoryStore, type PetStore, PetstoreError } from '../src/index.js'
-import { sqliteStore } from '../src/stores/sqlite.js'
+import { sqliteStore } from '../src/store/sql/sqlite.js'
 import { AUTH, assertError, call, KEY } from './helpers/client.js'
 
 const dir = mkdtempSync(join(tmpdir(), 'petstore-errors-'))

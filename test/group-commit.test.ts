@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { PetstoreError } from '../src/index.js'
-import { groupCommit } from '../src/stores/group-commit.js'
+import { groupCommit } from '../src/store/sql/group-commit.js'
 
 /** An insertMany over an array, as a database would give ids: one per row, counting up; slow when asked. */
 function table(options: { delayMs?: number; refuse?: string } = {}) {

@@ -1,5 +1,5 @@
 /**
- * src/inputs.ts checks a list query and a new pet field by field, and a
+ * src/api/inputs.ts checks a list query and a new pet field by field, and a
  * pet id without the schema when it is plain digits, where `validate` of
  * the whole schema is the reference: for any input,
  * both must give the same output, or the same 400 (message, details and body).
@@ -8,10 +8,10 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import fc from 'fast-check'
-import { Refusal } from '../src/errors.js'
-import { listQueryOf, newPetOf, petIdOf } from '../src/inputs.js'
-import { ListQuerySchema, NewPetSchema, PetIdSchema } from '../src/schemas.js'
-import { FieldChecks, RememberedChecks, validate } from '../src/validate.js'
+import { Refusal } from '../src/api/errors.js'
+import { listQueryOf, newPetOf, petIdOf } from '../src/api/inputs.js'
+import { ListQuerySchema, NewPetSchema, PetIdSchema } from '../src/api/schemas.js'
+import { FieldChecks, RememberedChecks, validate } from '../src/api/validate.js'
 
 /** What a check gives: its output, or its refusal as the API answers it. Neither throws. */
 function outcome(check: () => unknown) {

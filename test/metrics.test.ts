@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, describe, it } from 'node:test'
 import { parseCli, USAGE } from '../bin/options.js'
-import { loadSqliteDriver } from '../src/stores/sqlite-drivers.js'
+import { loadSqliteDriver } from '../src/store/sql/sqlite-drivers.js'
 import { parsePrometheus, sumOf } from './helpers/prometheus.js'
 import { killAll, type RunningServer, runToExit, startServer } from './helpers/spawn-server.js'
 

@@ -4,7 +4,7 @@
  * `Request`/`Response` in between), and any other fetch handler, which goes
  * through `@whatwg-node/server`. Both must give every answer of DESIGN §2.
  */
-import { serve } from '../adapters/node.js'
+import { serve } from '../adapters/node/index.js'
 import type { FetchHandler } from '../src/index.js'
 import { memoryStore } from '../src/index.js'
 import { runApiSuite, type Transport } from './api.suite.js'

@@ -1,9 +1,9 @@
 /** The `onResponse` hook and request ids, on both paths: a fetch handler, and the Node adapter driving the engine. */
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
-import { serve } from '../adapters/node.js'
+import { serve } from '../adapters/node/index.js'
+import type { ResponseInfo } from '../src/http/observe.js'
 import { createPetstore, memoryStore, type PetStore } from '../src/index.js'
-import type { ResponseInfo } from '../src/observe.js'
 import { call, KEY } from './helpers/client.js'
 
 const GENERATED = /^[0-9a-z]{8}-[0-9a-z]+$/

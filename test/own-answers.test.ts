@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict'
 import { after, describe, it } from 'node:test'
-import { type RunningServer, serve } from '../adapters/node.js'
+import { type RunningServer, serve } from '../adapters/node/index.js'
 import { createPetstore, memoryStore, type ResponseInfo } from '../src/index.js'
 import { KEY } from './helpers/client.js'
 import { openSocket } from './helpers/raw-http.js'

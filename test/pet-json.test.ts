@@ -1,5 +1,5 @@
 /**
- * The hand-written pet serializer (src/pet-json.ts) must write exactly what
+ * The hand-written pet serializer (src/api/pet-json.ts) must write exactly what
  * `JSON.stringify` writes for every pet the schema accepts: any name (quotes,
  * backslashes, control characters, U+2028, emoji, lone surrogates), ids and
  * categoryIds over the whole safe range, with and without `status`.
@@ -8,8 +8,8 @@ import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import fc from 'fast-check'
 import * as v from 'valibot'
-import { petJson, petsJson } from '../src/pet-json.js'
-import { int64Of, type Pet, PetSchema } from '../src/schemas.js'
+import { petJson, petsJson } from '../src/api/pet-json.js'
+import { int64Of, type Pet, PetSchema } from '../src/api/schemas.js'
 
 const MAX = Number.MAX_SAFE_INTEGER
 

@@ -1,5 +1,5 @@
 /**
- * The stores' pets (src/pet-record.ts) must be, to any reader, the object
+ * The stores' pets (src/store/pet-record.ts) must be, to any reader, the object
  * literal `{ id, name, categoryId, status }`, while keeping a hidden class of
  * their own: one shared with literals lets other objects of the same keys
  * (the schemas' entries, parsed bodies) mark their number fields as "any
@@ -10,9 +10,9 @@ import { describe, it } from 'node:test'
 import { inspect } from 'node:util'
 import v8 from 'node:v8'
 import fc from 'fast-check'
-import { petRecord } from '../src/pet-record.js'
-import type { PetStatus } from '../src/schemas.js'
-import { memoryStore } from '../src/stores/memory.js'
+import type { PetStatus } from '../src/api/schemas.js'
+import { memoryStore } from '../src/store/memory.js'
+import { petRecord } from '../src/store/pet-record.js'
 
 v8.setFlagsFromString('--allow-natives-syntax')
 /** V8's own answer to "do these objects share a hidden class?" (parsed after the flag is set). */

@@ -9,7 +9,7 @@
  */
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
-import { type RunningServer, serve } from '../adapters/node.js'
+import { type RunningServer, serve } from '../adapters/node/index.js'
 import { createPetstore, memoryStore } from '../src/index.js'
 import { openSocket } from './helpers/raw-http.js'
 import { killAll, startServer } from './helpers/spawn-server.js'

@@ -19,14 +19,14 @@ import {
   SimpleSpanProcessor,
 } from '@opentelemetry/sdk-trace-base'
 import { Kysely, SqliteDialect } from 'kysely'
-import { serve } from '../adapters/node.js'
+import { serve } from '../adapters/node/index.js'
+import { loadTracing } from '../src/http/tracing.js'
 import { createPetstore, type PetStore } from '../src/index.js'
-import { kyselyStore } from '../src/stores/kysely.js'
-import { mysqlStore } from '../src/stores/mysql.js'
-import { postgresStore } from '../src/stores/postgres.js'
-import { sqliteStore } from '../src/stores/sqlite.js'
-import { loadSqliteDriver } from '../src/stores/sqlite-drivers.js'
-import { loadTracing } from '../src/tracing.js'
+import { kyselyStore } from '../src/store/sql/kysely.js'
+import { mysqlStore } from '../src/store/sql/mysql.js'
+import { postgresStore } from '../src/store/sql/postgres.js'
+import { sqliteStore } from '../src/store/sql/sqlite.js'
+import { loadSqliteDriver } from '../src/store/sql/sqlite-drivers.js'
 import { KEY } from './helpers/client.js'
 
 const POSTGRES_URL = process.env.PETSTORE_TEST_POSTGRES_URL

@@ -10,10 +10,10 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, describe, it } from 'node:test'
 import { createEngine } from '../src/create-petstore.js'
-import { type ApiAnswer, fromRequest, pending } from '../src/exchange.js'
+import { type ApiAnswer, fromRequest, pending } from '../src/http/exchange.js'
 import { memoryStore, type PetStore } from '../src/index.js'
-import { sqliteStore } from '../src/stores/sqlite.js'
-import { loadSqliteDriver } from '../src/stores/sqlite-drivers.js'
+import { sqliteStore } from '../src/store/sql/sqlite.js'
+import { loadSqliteDriver } from '../src/store/sql/sqlite-drivers.js'
 import { AUTH, KEY } from './helpers/client.js'
 
 const dir = mkdtempSync(join(tmpdir(), 'petstore-at-once-'))

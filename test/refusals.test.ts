@@ -1,7 +1,7 @@
 /**
  * The refusals the API makes itself, byte for byte: status, the headers that
  * say what to do, and the whole Error body. The engine returns them as
- * answers rather than throwing them (src/errors.ts, `Refusal`), so each is
+ * answers rather than throwing them (src/api/errors.ts, `Refusal`), so each is
  * pinned here to what a thrown PetstoreError of the same status, code,
  * message and details gave, key order included. Over the fetch handler and
  * over a real socket (the Node adapter), the two ways a request comes in.
@@ -9,7 +9,7 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import { gzipSync } from 'node:zlib'
-import { type RunningServer, serve } from '../adapters/node.js'
+import { type RunningServer, serve } from '../adapters/node/index.js'
 import { createPetstore, memoryStore, PetstoreError } from '../src/index.js'
 import { AUTH, call, KEY } from './helpers/client.js'
 

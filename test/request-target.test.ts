@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
 import fc from 'fast-check'
-import { parseOriginTarget, parseTarget, singleValues } from '../src/request-target.js'
+import { parseOriginTarget, parseTarget, singleValues } from '../src/http/request-target.js'
 
 /** What the parser says, or `'throws'`: for a URL of another scheme than http(s) too, which names nothing of ours. */
 function byParser(url: string) {

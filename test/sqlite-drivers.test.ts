@@ -17,16 +17,16 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, describe, it } from 'node:test'
 import { promisify } from 'node:util'
-import { PetstoreError } from '../src/errors.js'
+import { PetstoreError } from '../src/api/errors.js'
 import { createPetstore } from '../src/index.js'
-import { sqliteStore } from '../src/stores/sqlite.js'
+import { sqliteStore } from '../src/store/sql/sqlite.js'
 import {
   AUTO_ORDER,
   loadSqliteDriver,
   nodeValues,
   returnsRows,
   type SqliteDriver,
-} from '../src/stores/sqlite-drivers.js'
+} from '../src/store/sql/sqlite-drivers.js'
 import { locateNpx } from './helpers/runtimes.js'
 import { repoRoot } from './helpers/spawn-server.js'
 import { sqliteRoundTrip } from './helpers/sqlite-roundtrip.js'

@@ -5,8 +5,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
 import { createPetstore, memoryStore, type NewPet, type Pet, type PetStore } from '../src/index.js'
-import { sqliteStore } from '../src/stores/sqlite.js'
-import { AUTO_ORDER, loadSqliteDriver } from '../src/stores/sqlite-drivers.js'
+import { sqliteStore } from '../src/store/sql/sqlite.js'
+import { AUTO_ORDER, loadSqliteDriver } from '../src/store/sql/sqlite-drivers.js'
 import {
   type ConformanceTestOptions,
   STORE_CONFORMANCE_TESTS,

@@ -119,7 +119,7 @@ export function run(main) {
 }
 
 /**
- * Cursors as src/cursor.ts spells them: `<id>.<first 12 bytes of
+ * Cursors as src/api/cursor.ts spells them: `<id>.<first 12 bytes of
  * HMAC-SHA-256(secret, "petstore-cursor-1|<status>|<id>") in base64url>`, issued
  * ones remembered (4096, cleared whole) as ours remembers them.
  * `decode` answers the id, or -1 for a cursor not issued for `status`.
@@ -155,7 +155,7 @@ const SANE_ID = /^[\x21-\x7e]{1,128}$/
 let idPrefix
 let idCounter = 0
 
-/** `X-Request-Id` as src/request-id.ts makes it: the client's when sane, else a per-process prefix and a counter. */
+/** `X-Request-Id` as src/http/request-id.ts makes it: the client's when sane, else a per-process prefix and a counter. */
 export function requestId(sent) {
   if (sent !== undefined && SANE_ID.test(sent)) return sent
   if (idPrefix === undefined) {
@@ -173,7 +173,7 @@ const BEARER_START = /^bearer /i
  * The bearer check on the Authorization value (repeated fields joined with
  * `, `, as a web Request joins them): 0 when the key is right, else which
  * refusal: 1 missing, 2 wrong, 3 given twice. The key is compared in constant
- * time as src/auth.ts does (the key walked as often as the token is long).
+ * time as src/api/auth.ts does (the key walked as often as the token is long).
  */
 export function keyCheck(key) {
   return (header) => {

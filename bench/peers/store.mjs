@@ -60,7 +60,7 @@ function memoryStore() {
   }
 }
 
-/** The JSON text of a page of `limit` from a row aggregating up to `limit + 1` pets (as src/stores/hot-path.ts). */
+/** The JSON text of a page of `limit` from a row aggregating up to `limit + 1` pets (as src/store/sql/hot-path.ts). */
 function pageOfJson(json, count, lastId, limit) {
   if (lastId === null || lastId === undefined) return { json: '[]', lastId: undefined, more: false }
   if (Number(count) <= limit) return { json, lastId: Number(lastId), more: false }
@@ -73,7 +73,7 @@ const quote = (name) => `"${name.replaceAll('"', '""')}"`
 
 /**
  * better-sqlite3 with the library's pragmas (WAL, synchronous NORMAL, busy
- * timeout), schema and statements (src/stores/sqlite-statements.ts), prepared once.
+ * timeout), schema and statements (src/store/sql/sqlite-statements.ts), prepared once.
  * Rows are read as arrays (raw mode), as the library reads them: a row object
  * costs better-sqlite3 a runtime property store per column.
  */
@@ -92,7 +92,7 @@ function sqliteStore(path, table) {
   )
   const columns = 'id, name, cast(category_id as text) as category_id, status'
   // The limit is written in, not bound: SQLite expires a statement whose bound LIMIT is bound
-  // again, and parses and plans it anew at every run (src/stores/sqlite-statements.ts).
+  // again, and parses and plans it anew at every run (src/store/sql/sqlite-statements.ts).
   const page = (byStatus, limit, selected) =>
     `select ${selected} from ${from} where ${byStatus ? 'status = ? and ' : ''}id > ? order by id limit ${limit}`
   const PET_JSON = `case when status is null
@@ -146,7 +146,7 @@ function sqliteStore(path, table) {
 /**
  * pg Pool (the library's size and timeouts) with named statements, so each is
  * parsed and planned once per connection; pages as JSON and the create under the
- * commit-order advisory lock in one statement, as src/stores/postgres-hot-path.ts.
+ * commit-order advisory lock in one statement, as src/store/sql/postgres-hot-path.ts.
  */
 async function postgresStore(url, table) {
   const parsed = new URL(url)

@@ -1,11 +1,11 @@
 /**
  * The tests of the conformance suite: what every `PetStore` must do (see
- * `src/store.ts`), each given a new, empty store.
+ * `src/store/store.ts`), each given a new, empty store.
  *
  * @module
  */
-import type { NewPet, Pet, PetStatus } from '../schemas.js'
-import type { PetStore } from '../store.js'
+import type { NewPet, Pet, PetStatus } from '../api/schemas.js'
+import type { PetStore } from '../store/store.js'
 import { ConformanceError, deepEqual, equal, ok, show } from './assert.js'
 
 /**

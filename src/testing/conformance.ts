@@ -5,7 +5,7 @@
  *
  * @module
  */
-import type { PetStore } from '../store.js'
+import type { PetStore } from '../store/store.js'
 import { show } from './assert.js'
 import { CASES, STORE_CONFORMANCE_TESTS, type StoreConformanceTest } from './cases.js'
 

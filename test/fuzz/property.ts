@@ -13,6 +13,7 @@ import { inspect } from 'node:util'
 import fc from 'fast-check'
 import * as v from 'valibot'
 import { encodeCursor } from '../../bench/cursor.js'
+import { int64Of } from '../../src/api/schemas.js'
 import {
   createPetstore,
   ErrorSchema,
@@ -23,8 +24,7 @@ import {
   type PetStore,
   PetstoreError,
 } from '../../src/index.js'
-import { int64Of } from '../../src/schemas.js'
-import { sqliteStore } from '../../src/stores/sqlite.js'
+import { sqliteStore } from '../../src/store/sql/sqlite.js'
 import { parseExactJson } from '../helpers/json-page.js'
 import {
   type BodyCase,

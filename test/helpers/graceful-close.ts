@@ -20,7 +20,7 @@ import process from 'node:process'
 
 const [name] = process.argv.slice(2)
 if (name !== 'node' && name !== 'bun' && name !== 'deno') throw new Error('usage: graceful-close.ts node|bun|deno')
-const { serve } = await import(`../../adapters/${name}.ts`)
+const { serve } = await import(name === 'node' ? '../../adapters/node/index.ts' : `../../adapters/${name}.ts`)
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 /** Resolves with what `promise` settled to, or `'pending'` after `ms`. */

@@ -7,8 +7,8 @@
  * @module
  */
 import assert from 'node:assert/strict'
-import { type Int64, int64Of, type NewPet, type Pet, type PetStatus } from '../../src/schemas.js'
-import { type BuiltInStore, isBuiltIn, LIST_JSON, type ListQuery, type PetStore } from '../../src/store.js'
+import { type Int64, int64Of, type NewPet, type Pet, type PetStatus } from '../../src/api/schemas.js'
+import { type BuiltInStore, isBuiltIn, LIST_JSON, type ListQuery, type PetStore } from '../../src/store/store.js'
 
 const MAX = Number.MAX_SAFE_INTEGER
 const STATUSES: ReadonlyArray<PetStatus | undefined> = ['available', undefined, 'sold', 'pending']

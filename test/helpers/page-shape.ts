@@ -11,8 +11,8 @@
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { type JsonPage, NOW, type StoreNow } from '../../src/store.js'
-import { sqliteStore } from '../../src/stores/sqlite.js'
+import { sqliteStore } from '../../src/store/sql/sqlite.js'
+import { type JsonPage, NOW, type StoreNow } from '../../src/store/store.js'
 import { fast, sameMap } from './v8-shape.js'
 
 const directory = mkdtempSync(join(tmpdir(), 'petstore-page-shape-'))

@@ -8,8 +8,8 @@
 import { once } from 'node:events'
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { toNodeListener } from '../../adapters/node.js'
-import { type ApiAnswer, type ApiRequest, ENGINE } from '../../src/exchange.js'
+import { toNodeListener } from '../../adapters/node/index.js'
+import { type ApiAnswer, type ApiRequest, ENGINE } from '../../src/http/exchange.js'
 import { fast, sameMap } from './v8-shape.js'
 
 const seen: ApiRequest[] = []

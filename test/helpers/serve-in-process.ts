@@ -5,7 +5,7 @@
  * @module
  */
 import type http from 'node:http'
-import { type RunningServer, type ServeOptions, serve } from '../../adapters/node.js'
+import { type RunningServer, type ServeOptions, serve } from '../../adapters/node/index.js'
 import { createPetstore, memoryStore } from '../../src/index.js'
 
 const running: RunningServer[] = []

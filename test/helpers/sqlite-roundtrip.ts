@@ -8,8 +8,8 @@
  */
 import assert from 'node:assert/strict'
 import { join } from 'node:path'
-import { sqliteStore } from '../../src/stores/sqlite.js'
-import { loadSqliteDriver, type SqliteDriver } from '../../src/stores/sqlite-drivers.js'
+import { sqliteStore } from '../../src/store/sql/sqlite.js'
+import { loadSqliteDriver, type SqliteDriver } from '../../src/store/sql/sqlite-drivers.js'
 import { assertJsonPagesMatchList, createHardPets } from './json-page.js'
 
 const MAX = 2 ** 53 - 1

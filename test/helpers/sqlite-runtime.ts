@@ -9,7 +9,7 @@
  * Prints `{"auto": <driver the automatic choice loads>}` and exits 0 when
  * every round trip passed; an assertion failure exits non-zero.
  */
-import { loadSqliteDriver, type SqliteDriver } from '../../src/stores/sqlite-drivers.js'
+import { loadSqliteDriver, type SqliteDriver } from '../../src/store/sql/sqlite-drivers.js'
 import { sqliteRoundTrip } from './sqlite-roundtrip.js'
 
 const [dir, ...drivers] = process.argv.slice(2)

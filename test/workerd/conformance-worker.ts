@@ -7,7 +7,7 @@
  * answers the tables the migrations made, to compare with `sqliteStore`'s.
  */
 import { type ConformanceRunner, storeConformance } from 'petstore-server/testing'
-import { type D1Database, d1Store } from '../../src/stores/d1.js'
+import { type D1Database, d1Store } from '../../src/store/sql/d1.js'
 
 /** One test's outcome, as test/workerd.test.ts reads it. */
 export interface WorkerTestResult {

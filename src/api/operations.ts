@@ -1,0 +1,121 @@
+/**
+ * The three operations of the API, over a validated request and a store.
+ *
+ * @module
+ */
+import { readJson } from '../http/body.js'
+import type { Deferred } from '../http/deferred.js'
+import { type AbortLike, type ApiAnswer, type ApiRequest, jsonAnswer } from '../http/exchange.js'
+import { singleValues, type Target } from '../http/request-target.js'
+import type { GuardedStore } from '../store/guarded-store.js'
+import type { JsonPage } from '../store/store.js'
+import type { CursorCodec } from './cursor.js'
+import { Refusal } from './errors.js'
+import { listQueryOf, newPetOf, petIdOf } from './inputs.js'
+import { petJson } from './pet-json.js'
+import type { Pet } from './schemas.js'
+
+/** What the operations need from `createPetstore`'s options. */
+export interface OperationContext {
+  store: GuardedStore
+  basePath: string
+  maxBodyBytes: number
+  /** Issues and checks the cursors of `Link: rel="next"`. */
+  cursors: CursorCodec
+}
+
+const KNOWN_QUERY = ['limit', 'status', 'cursor'] as const
+
+/**
+ * `GET /pets`: one page, and a `Link: rel="next"` when more pets match; at once where the store answers at once.
+ * Like every operation here, it returns its refusals (a {@link Refusal}) rather than throwing them.
+ */
+export function listPets(
+  target: Target,
+  context: OperationContext,
+  signal: AbortLike | undefined,
+): ApiAnswer | Promise<ApiAnswer> {
+  const values = singleValues(target.query, KNOWN_QUERY)
+  if (typeof values === 'string') {
+    return new Refusal(400, 'validation_error', `${values}: must be given at most once`, [
+      { path: values, message: 'must be given at most once' },
+    ])
+  }
+  const query = listQueryOf({ limit: values[0], status: values[1], cursor: values[2] })
+  if (query instanceof Refusal) return query
+  const { status, limit } = query
+  // A cursor continues the walk over one `status` only: another status would skip pets silently.
+  const after = query.cursor === undefined ? undefined : context.cursors.decode(query.cursor, status)
+  if (after instanceof Refusal) return after
+  // The store writes the page's JSON itself where it can (a SQL database does it faster than rows become objects).
+  const page = context.store.page({ status, limit, after }, signal)
+  return page instanceof Promise
+    ? page.then((found) => pageAnswer(found, limit, status, context))
+    : pageAnswer(page, limit, status, context)
+}
+
+function pageAnswer(
+  { json, lastId, more }: JsonPage,
+  limit: number,
+  status: string | undefined,
+  { basePath, cursors }: OperationContext,
+): ApiAnswer {
+  const headers: Record<string, string> = {}
+  if (more && lastId !== undefined) {
+    const cursor = cursors.encode(lastId, status)
+    headers.link = `<${basePath}/pets?limit=${limit}${status ? `&status=${status}` : ''}&cursor=${cursor}>; rel="next"`
+  }
+  return jsonAnswer(json, 200, headers)
+}
+
+/** Body keys whose integers are read digit for digit (int64, beyond what a JSON number holds). */
+const EXACT_INTEGERS = ['categoryId']
+
+/** `POST /pets`: 201 with the stored pet and its `Location`. Checks that need no body refuse at once. */
+export function createPet(request: ApiRequest, context: OperationContext): Deferred<string> | Refusal {
+  return readJson(request, context.maxBodyBytes, EXACT_INTEGERS, createFrom, context)
+}
+
+/** The create of a parsed body: its checks, then the store. */
+function createFrom(
+  body: unknown,
+  request: ApiRequest,
+  { store, basePath }: OperationContext,
+): ApiAnswer | Promise<ApiAnswer> {
+  const input = newPetOf(body)
+  if (input instanceof Refusal) return input
+  const pet = store.create(input, request.signal)
+  return pet instanceof Promise ? pet.then((stored) => created(stored, basePath)) : created(pet, basePath)
+}
+
+function created(pet: Pet, basePath: string): ApiAnswer {
+  return jsonAnswer(petJson(pet), 201, { location: `${basePath}/pets/${pet.id}` })
+}
+
+/** `GET /pets/{petId}`: the pet, or 404; at once where the store answers at once. */
+export function getPet(
+  rawId: string,
+  { store }: OperationContext,
+  signal: AbortLike | undefined,
+): ApiAnswer | Promise<ApiAnswer> {
+  let text = rawId
+  if (rawId.includes('%')) {
+    try {
+      text = decodeURIComponent(rawId)
+    } catch {
+      // not percent-decodable: validation rejects it below
+    }
+  }
+  const id = petIdOf(text)
+  if (id instanceof Refusal) return id
+  // An int64 beyond the safe range is well-formed, but no pet can have it.
+  if (!Number.isSafeInteger(id)) return petAnswer(undefined, text)
+  const pet = store.get(id, signal)
+  return pet instanceof Promise ? pet.then((found) => petAnswer(found, text)) : petAnswer(pet, text)
+}
+
+function petAnswer(pet: Pet | undefined, text: string): ApiAnswer {
+  // The id in its canonical form (`007` and `-0` name 7 and 0), exact beyond 2^53 too.
+  if (!pet) return new Refusal(404, 'not_found', `No pet with id ${BigInt(text)}`)
+  return jsonAnswer(petJson(pet))
+}

@@ -1,0 +1,245 @@
+/**
+ * `sqliteStore`: pets in one SQLite file, through the SQLite driver of the
+ * runtime (bun:sqlite, node:sqlite or better-sqlite3).
+ *
+ * @module
+ */
+import { Kysely, SqliteDialect } from 'kysely'
+import type { NewPet } from '../../api/schemas.js'
+import { tracing } from '../../http/tracing.js'
+import { misnamedOptions, optionsObject, shown } from '../../util/option-checks.js'
+import type { JsonPage, ListQuery, PetStore } from '../store.js'
+import {
+  EMPTY_PAGE,
+  HOT_PATH,
+  type HotPath,
+  type HotPathTarget,
+  type JsonPageValues,
+  type PetValues,
+  pageOfJsonValues,
+  petOfValues,
+  storedPet,
+} from './hot-path.js'
+import { type KyselyStoreOptions, kyselyStore } from './kysely.js'
+import { describeQuery, inQuerySpan, type QueryDescription } from './query-spans.js'
+import {
+  AUTO_ORDER,
+  assertSqliteDriver,
+  type DriverDatabase,
+  type DriverStatement,
+  loadSqliteDriver,
+  type SqliteDriver,
+  type ValuesStatement,
+} from './sqlite-drivers.js'
+import { pageParameters, prepareAll, sqliteStatements } from './sqlite-statements.js'
+import { sqlStoreOptions, timeoutMs } from './store-options.js'
+
+export type { SqliteDriver } from './sqlite-drivers.js'
+
+/** Options of {@link sqliteStore}. */
+export interface SqliteStoreOptions extends Omit<KyselyStoreOptions, 'destroyOnClose' | 'schema'> {
+  /**
+   * The database file (created if missing, in a directory that exists), or `':memory:'`.
+   * Required: a missing or empty `path` throws, where it once opened a database that vanished
+   * when the program ended.
+   */
+  path: string
+  /**
+   * How long a write waits for another process's lock before failing, in ms: a whole number
+   * from 0 (fail at once) to 2147483647. @default 5000
+   */
+  busyTimeoutMs?: number | undefined
+  /**
+   * The driver to use instead of the automatic choice: `'bun:sqlite'` under
+   * Bun, else `'node:sqlite'` where the runtime has it (Node ≥ 22.13, Deno),
+   * else `'better-sqlite3'`. @default automatic
+   */
+  driver?: SqliteDriver | undefined
+}
+
+/** The pragmas every driver gets, run before any transaction (journal_mode cannot change inside one). */
+function configure(database: DriverDatabase, busyTimeoutMs: number): void {
+  // The busy timeout comes first so that switching to WAL waits for another process's lock.
+  for (const pragma of [
+    `busy_timeout = ${Math.max(0, Math.trunc(busyTimeoutMs))}`,
+    'journal_mode = WAL',
+    'synchronous = NORMAL',
+  ]) {
+    const statement = database.prepare(`pragma ${pragma}`)
+    // better-sqlite3 refuses run() on a statement that returns a row (busy_timeout and journal_mode do).
+    if (statement.reader) statement.all([])
+    else statement.run([])
+  }
+}
+
+/**
+ * A prepared query, its rows read as arrays of values (see `ValuesStatement`), whose runs are query
+ * spans when tracing is on (see query-spans.ts); else one check.
+ */
+class Query {
+  constructor(
+    private readonly statement: ValuesStatement,
+    private readonly query: QueryDescription,
+  ) {}
+
+  /** The first row's values, or `undefined`. */
+  get(parameters: readonly unknown[]): unknown[] | undefined {
+    return tracing() ? inQuerySpan(this.query, () => this.statement.get(parameters)) : this.statement.get(parameters)
+  }
+
+  all(parameters: readonly unknown[]): unknown[][] {
+    return tracing() ? inQuerySpan(this.query, () => this.statement.all(parameters)) : this.statement.all(parameters)
+  }
+}
+
+/** A prepared statement run for its effect, traced as {@link Query}. */
+class Command {
+  constructor(
+    private readonly statement: DriverStatement,
+    private readonly query: QueryDescription,
+  ) {}
+
+  run(parameters: readonly unknown[]): { lastInsertRowid: number | bigint } {
+    return tracing() ? inQuerySpan(this.query, () => this.statement.run(parameters)) : this.statement.run(parameters)
+  }
+}
+
+/**
+ * The hot path of `sqliteStore`: statements prepared once on the driver's
+ * database, run synchronously. Through kysely, each request built a query,
+ * compiled it and had SQLite prepare it again: three quarters of the time of
+ * a `get` or a page (profiled with --cpu-prof). kysely keeps the schema and
+ * its migrations, which run before these statements are prepared; nothing
+ * else uses kysely's connection afterwards but `ping`, one statement at a
+ * time, so the two never interleave inside a transaction.
+ *
+ * The SQL (pages as JSON built by `json_group_array`) is shared with the D1
+ * store: see sqlite-statements.ts.
+ */
+function sqliteHotPath(database: DriverDatabase, target: HotPathTarget): HotPath {
+  const described = (text: string) => describeQuery('sqlite', text, target.table)
+  const read = (text: string) => new Query(database.prepareValues(text), described(text))
+  const write = (text: string) => new Command(database.prepare(text), described(text))
+  const { rowPage, jsonPage, byId, insert } = prepareAll(sqliteStatements(target), read, write)
+  // Group commit (see group-commit.ts): a batch is one immediate transaction, so one commit; the
+  // busy handler waits for another process's lock at `begin immediate`, as at a lone insert.
+  // Traced, each statement of a batch is a span of its own, under the request that started the batch.
+  const [begin, commit, rollback] = ['begin immediate', 'commit', 'rollback'].map(write)
+  const insertOne = (pet: NewPet) => Number(insert.run([pet.name, pet.categoryId, pet.status ?? null]).lastInsertRowid)
+
+  return {
+    synchronous: true,
+    get(id) {
+      const values = byId.get([id]) as PetValues | undefined
+      return values && petOfValues(values)
+    },
+    list({ status, after, limit }: ListQuery) {
+      if (!(limit >= 1)) return []
+      return (rowPage(status, limit).all(pageParameters(status, after)) as unknown as PetValues[]).map(petOfValues)
+    },
+    listJson({ status, after, limit }: ListQuery): JsonPage {
+      if (!(limit >= 1)) return EMPTY_PAGE
+      return pageOfJsonValues(
+        jsonPage(status, limit + 1).get(pageParameters(status, after)) as JsonPageValues | undefined,
+        limit,
+      )
+    },
+    create(pet) {
+      return storedPet(insertOne(pet), pet)
+    },
+    insertMany(pets) {
+      if (pets.length === 1) return [insertOne(pets[0]!)]
+      begin!.run([])
+      try {
+        const ids = pets.map(insertOne)
+        commit!.run([])
+        return ids
+      } catch (error) {
+        try {
+          rollback!.run([])
+        } catch {
+          // SQLite already rolled back (it does on some errors): nothing is open.
+        }
+        throw error
+      }
+    },
+  }
+}
+
+/** The options {@link sqliteStore} takes. */
+const OPTIONS = ['path', 'busyTimeoutMs', 'driver', 'table', 'migrationTable', 'batchCreates'] as const
+
+/**
+ * Throws unless `options` are options of {@link sqliteStore}, with a `path`: without one, every
+ * driver opened a temporary database, and nothing stored outlived the program.
+ */
+function checkOptions(options: SqliteStoreOptions): void {
+  if (typeof options === 'string') {
+    throw new TypeError(`sqliteStore: pass { path: ${shown(options)} }, not the path alone`)
+  }
+  optionsObject('sqliteStore', 'options', options, "{ path: './pets.db' }")
+  misnamedOptions('sqliteStore', options, { filename: 'path', file: 'path', database: 'path' })
+  if ('schema' in options) {
+    throw new TypeError('sqliteStore: unknown option "schema": a SQLite file has no schemas, its path is the place')
+  }
+  sqlStoreOptions('sqliteStore', options, OPTIONS)
+  const { path } = options as { path: unknown }
+  if (path === undefined || path === null || path === '') {
+    throw new TypeError("sqliteStore: path is required: a file path, or ':memory:'")
+  }
+  if (typeof path !== 'string') {
+    throw new TypeError(`sqliteStore: path must be a string (a file path, or ':memory:'), got ${shown(path)}`)
+  }
+}
+
+/**
+ * A store in a SQLite file. The driver is loaded on first use, so importing
+ * this module costs nothing until then, and only the chosen driver is ever
+ * loaded (all are optional). The file runs in WAL mode with
+ * `synchronous = NORMAL`: an acknowledged write survives a crash of the
+ * process (not necessarily a power cut), and readers never block the writer.
+ *
+ * Drivers: `bun:sqlite` under Bun; `node:sqlite` where the runtime has it
+ * (Node ≥ 22.13 without flags; Node 22 prints its ExperimentalWarning once);
+ * otherwise better-sqlite3 (`npm install better-sqlite3`). `driver` forces one.
+ *
+ * @example
+ * ```ts
+ * import { sqliteStore } from 'petstore-server/sqlite'
+ *
+ * const store = sqliteStore({ path: './petstore.db' })
+ * const pinned = sqliteStore({ path: './petstore.db', driver: 'better-sqlite3' })
+ * ```
+ */
+export function sqliteStore(options: SqliteStoreOptions): PetStore {
+  checkOptions(options)
+  const { path, busyTimeoutMs = 5000, driver, ...rest } = options
+  timeoutMs('sqliteStore', 'busyTimeoutMs', busyTimeoutMs)
+  // A misspelt driver is a programming error: say so now, not at the first request.
+  if (driver !== undefined) assertSqliteDriver(driver)
+  /** The one connection, kysely's and the hot path's. */
+  let opened: DriverDatabase | undefined
+  const dialect = new SqliteDialect({
+    async database() {
+      const { open } = await loadSqliteDriver(driver ? [driver] : AUTO_ORDER)
+      const database = open(path)
+      try {
+        configure(database, busyTimeoutMs)
+      } catch (error) {
+        database.close()
+        throw error
+      }
+      opened = database
+      return database
+    },
+  })
+  return kyselyStore(new Kysely({ dialect }), {
+    ...rest,
+    destroyOnClose: true,
+    [HOT_PATH]: (target: HotPathTarget) => {
+      // The migrations have run through kysely, so its driver has opened the database.
+      if (opened === undefined) throw new Error('sqliteStore: the database is not open')
+      return sqliteHotPath(opened, target)
+    },
+  } as KyselyStoreOptions)
+}
