@@ -10,7 +10,7 @@
 //   deep      limit 20 after a random id among the last 1,000 (a page deep in the table, by the cursor)
 //   get       a random id, and the pet as the handler writes it (petJson)
 // A page is what the handler sends: the store's page as JSON text where it writes one
-// ([LIST_JSON]: SQLite, PostgreSQL), else petsJson() of list() (memory), as the handler writes it.
+// (the store's page(), written by SQLite and PostgreSQL themselves), as the handler sends it.
 // Each table prints p50 and p99 in µs and ops/s, and the p99 ratio of the largest size to the
 // smallest, marked ✗ above 1.5 (the target of issue 6).
 //
@@ -33,10 +33,11 @@ import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
-import { petJson, petsJson } from '../src/api/pet-json.js'
+import { petJson } from '../src/api/pet-json.js'
 import type { NewPet, PetStatus } from '../src/api/schemas.js'
 import { memoryStore } from '../src/index.js'
-import { isBuiltIn, LIST_JSON, type ListQuery, type PetStore } from '../src/store/store.js'
+import { storeOf } from '../src/store/checked-store.js'
+import type { ListQuery, PetStore } from '../src/store/store.js'
 import { seedPostgres, seedSqlite } from './bulk-seed.js'
 import { Cleanups } from './cleanups.js'
 import { random } from './random.js'
@@ -67,11 +68,10 @@ const log = (line: string) => process.stderr.write(`${line}\n`)
 
 // ——— child: one store of one size ———
 
-/** The page as the handler sends it: the store's own JSON text, else petsJson() of list(). */
+/** The page as the handler sends it: the store's own page as JSON text. */
 function pageOf(store: PetStore): (query: ListQuery) => Promise<string> {
-  const listJson = isBuiltIn(store) ? store[LIST_JSON]?.bind(store) : undefined
-  if (listJson) return async (query) => (await listJson(query)).json
-  return async (query) => petsJson(await store.list(query))
+  const own = storeOf(store)
+  return async (query) => (await own.page(query)).json
 }
 
 function operation(store: PetStore, size: number, name: CaseName, next: () => number): () => Promise<unknown> {

@@ -31,6 +31,7 @@ import { requestId as idOf } from './http/request-id.js'
 import { ambiguousPath } from './http/request-path.js'
 import { parseOriginTarget, parseTarget, type Target } from './http/request-target.js'
 import { loadTracing, traced, tracing } from './http/tracing.js'
+import { storeOf } from './store/checked-store.js'
 import { guardStore } from './store/guarded-store.js'
 import type { PetStore } from './store/store.js'
 import { knownOptions, optionalFunction, optionsObject, redactedUrl, shown, wholeNumber } from './util/option-checks.js'
@@ -271,7 +272,7 @@ export function createEngine(options: PetstoreOptions): Engine {
   const cursors = cursorCodec(options.cursorSecret)
   const limits = (request: ApiRequest): Limits => ({ timeoutMs, signal: request.signal })
   /** One for every request: each store call is bounded by its request's signal and the timeout. */
-  const context: OperationContext = { store: guardStore(store, timeoutMs), basePath, maxBodyBytes, cursors }
+  const context: OperationContext = { store: guardStore(storeOf(store), timeoutMs), basePath, maxBodyBytes, cursors }
   const documentText = JSON.stringify(openApiDocument(basePath, normalizeServers(options.servers)))
   const documentPath = `${basePath}/openapi.json`
   const petsPath = `${basePath}/pets`

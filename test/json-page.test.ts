@@ -1,5 +1,5 @@
 /**
- * Pages written as JSON text by the stores themselves (`[LIST_JSON]`, which
+ * Pages written as JSON text by the stores themselves (`Store.page`, which
  * the handler sends as they are) say exactly what `list()` says: on every
  * SQLite driver that loads here, on PostgreSQL's SQL through PGlite, and on a
  * PostgreSQL server when PETSTORE_TEST_POSTGRES_URL is set, and MySQL's (written
@@ -20,14 +20,14 @@ import { PGliteDialect } from 'kysely-pglite-dialect'
 import mysql from 'mysql2'
 import pg from 'pg'
 import { memoryStore } from '../src/index.js'
-import { HOT_PATH, type HotPathTarget } from '../src/store/sql/hot-path.js'
-import { type KyselyStoreOptions, kyselyStore } from '../src/store/sql/kysely.js'
+import type { HotPathTarget } from '../src/store/sql/hot-path.js'
 import { mysqlStore } from '../src/store/sql/mysql.js'
 import { postgresStore } from '../src/store/sql/postgres.js'
 import { postgresHotPath } from '../src/store/sql/postgres-hot-path.js'
+import { sqlStore } from '../src/store/sql/sql-store.js'
 import { sqliteStore } from '../src/store/sql/sqlite.js'
 import { AUTO_ORDER, loadSqliteDriver, type SqliteDriver } from '../src/store/sql/sqlite-drivers.js'
-import { isBuiltIn, LIST_JSON, type PetStore } from '../src/store/store.js'
+import { builtInOf, type PetStore } from '../src/store/store.js'
 import { assertJsonPagesMatchList, createHardPets, jsonPages } from './helpers/json-page.js'
 
 const MAX = Number.MAX_SAFE_INTEGER
@@ -56,10 +56,22 @@ for (const driver of AUTO_ORDER) {
 }
 
 describe('memoryStore', () => {
-  it('is built in, and leaves pages to the handler (JSON.stringify of its slice is as fast)', () => {
-    const store = memoryStore()
-    assert.ok(isBuiltIn(store))
-    assert.equal(store[LIST_JSON], undefined)
+  it('is built in, and answers its pages at once, as JSON.stringify of its slice', async () => {
+    const store = memoryStore({
+      pets: [
+        { name: 'Rex "1"', categoryId: 1 },
+        { name: 'Tom', categoryId: 2 },
+      ],
+    })
+    const own = builtInOf(store)
+    assert.ok(own)
+    const page = own.page({ limit: 1 })
+    assert.ok(!(page instanceof Promise))
+    assert.deepEqual(page, {
+      json: JSON.stringify((await store.list({ limit: 1 })).slice(0, 1)),
+      lastId: 1,
+      more: true,
+    })
   })
 })
 
@@ -90,15 +102,15 @@ describe('sqliteStore pages as JSON', () => {
     const store = sqliteStore({ path: ':memory:' })
     try {
       const pages = jsonPages(store)
-      assert.deepEqual(await pages[LIST_JSON]({ limit: 20 }), { json: '[]', lastId: undefined, more: false })
+      assert.deepEqual(await pages({ limit: 20 }), { json: '[]', lastId: undefined, more: false })
       const pet = await store.create({ name: 'Rex', categoryId: 1 })
-      assert.deepEqual(await pages[LIST_JSON]({ limit: 20, after: pet.id }), {
+      assert.deepEqual(await pages({ limit: 20, after: pet.id }), {
         json: '[]',
         lastId: undefined,
         more: false,
       })
-      assert.deepEqual(await pages[LIST_JSON]({ limit: 0 }), { json: '[]', lastId: undefined, more: false })
-      assert.deepEqual(await pages[LIST_JSON]({ limit: 1 }), {
+      assert.deepEqual(await pages({ limit: 0 }), { json: '[]', lastId: undefined, more: false })
+      assert.deepEqual(await pages({ limit: 1 }), {
         json: JSON.stringify([pet]),
         lastId: pet.id,
         more: false,
@@ -112,7 +124,7 @@ describe('sqliteStore pages as JSON', () => {
     const store = sqliteStore({ path: ':memory:' })
     await store.create({ name: 'Rex', categoryId: 1 })
     await store.close?.()
-    await assert.rejects(jsonPages(store)[LIST_JSON]({ limit: 1 }))
+    await assert.rejects(jsonPages(store)({ limit: 1 }))
     await assert.rejects(store.get(1))
   })
 })
@@ -129,11 +141,9 @@ describe('PostgreSQL pages as JSON, on PGlite', () => {
 
   /** kyselyStore on PGlite with postgresStore's hot path, its statements run by PGlite (unnamed: PGlite has no pool). */
   function pgliteHotStore(table: string): PetStore {
-    return kyselyStore(db, {
-      table,
-      [HOT_PATH]: (target: HotPathTarget) =>
-        postgresHotPath(({ text, values }) => pglite.query(text, values) as Promise<{ rows: unknown[] }>, target),
-    } as KyselyStoreOptions)
+    return sqlStore(db, { table }, (target: HotPathTarget) =>
+      postgresHotPath(({ text, values }) => pglite.query(text, values) as Promise<{ rows: unknown[] }>, target),
+    )
   }
 
   it('match list() on hard names and int64 category ids', async () => {
@@ -197,7 +207,7 @@ describe('postgresStore pages as JSON, on a PostgreSQL server', {
       ]
       assert.deepEqual(await stores[0]!.list({ limit: 5 }), [inA])
       assert.deepEqual(await stores[1]!.list({ limit: 5 }), [inB])
-      assert.equal((await jsonPages(stores[1]!)[LIST_JSON]({ limit: 5 })).json, JSON.stringify([inB]))
+      assert.equal((await jsonPages(stores[1]!)({ limit: 5 })).json, JSON.stringify([inB]))
     } finally {
       for (const store of stores) await store.close?.()
       await pool.end()

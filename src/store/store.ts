@@ -1,5 +1,6 @@
 /**
- * The storage contract every store implements: memory, SQL, or your own.
+ * The storage contract every store implements (memory, SQL, or your own),
+ * and the one interface the handler calls a store through.
  *
  * @module
  */
@@ -35,11 +36,7 @@ export interface PetStore {
   close?(): Promise<void>
 }
 
-/**
- * A page written as JSON text by the store itself: a SQL database can build
- * the array (`json_group_array`) faster than rows can become objects and
- * objects become text again.
- */
+/** A page of pets as JSON text, ready to send. */
 export interface JsonPage {
   /** The JSON array of at most `limit` pets, in the API's form: no `status` key when it is absent. */
   json: string
@@ -49,59 +46,62 @@ export interface JsonPage {
   more: boolean
 }
 
-/**
- * Internal to this package: what its own stores offer beyond {@link PetStore}.
- * They are proven by the conformance suite, so the handler neither re-checks
- * their answers (it does check a user's store) and, where they have it, asks
- * them for a page as JSON text. Symbols keep this off the public contract;
- * which stores are this package's own is kept by identity (see {@link builtIn}).
- */
-export const LIST_JSON = Symbol.for('petstore-server.listJson')
-/**
- * Where a store of this package offers its calls answered synchronously, when
- * it can at that moment: the memory store always, a SQLite store once its
- * schema is ready. A read is then answered in the turn that asked for it, with
- * no promise between the request and its answer; no timeout can fire and no
- * client can go away while it works, so the handler arms neither.
- */
-export const NOW = Symbol.for('petstore-server.now')
+/** What a call gives: at once where the store can (memory, a SQLite read), else a promise. */
+export type Answer<T> = T | Promise<T>
 
-/** A store's calls answered before they return; see {@link NOW}. Errors are thrown as the async calls reject. */
-export interface StoreNow {
-  get(id: number): Pet | undefined
-  list(query: ListQuery): Pet[]
-  /** As {@link BuiltInStore}'s `LIST_JSON`, where the store writes pages as JSON. */
-  listJson?(query: ListQuery): JsonPage
-  /** Where a create is synchronous too (memory; a SQL store's creates go through group commit). */
-  create?(pet: NewPet): Pet
-}
-
-/** A store of this package, registered by {@link builtIn}: {@link LIST_JSON} where the store can. */
-export interface BuiltInStore extends PetStore {
-  /** The synchronous calls, or `undefined` while the store cannot answer synchronously (not migrated yet, closed). */
-  [NOW]?(): StoreNow | undefined
-  /** The page `{ status, limit, after }` as JSON text, with `limit` the page size itself (not one more). */
-  [LIST_JSON]?(query: ListQuery): Promise<JsonPage>
+/**
+ * The store as the handler calls it. A call answers at once where it can, so
+ * that a request is answered in the turn that read it. The built-in stores
+ * implement it; a user's {@link PetStore} is wrapped into it by `storeOf`.
+ */
+export interface Store {
+  get(id: number): Answer<Pet | undefined>
+  list(query: ListQuery): Answer<Pet[]>
+  /** The page `{ status, limit, after }` as JSON, `limit` the page size: a SQL database writes it faster. */
+  page(query: ListQuery): Answer<JsonPage>
+  create(pet: NewPet): Answer<Pet>
+  ping(): Answer<void>
+  close(): Answer<void>
 }
 
 /**
- * The stores this package made, by identity. A property would not do: `{ ...memoryStore(), list }`
- * copies every own property, symbols included, and the copy's `list` must then be the one called.
- * Kept on `globalThis`, so that two copies of the package (its ESM and CommonJS builds) know each
- * other's stores.
+ * A store made by this package: the public async {@link PetStore} over a
+ * {@link Store}. The calls are own properties, so that a spread copy
+ * (`{ ...memoryStore(), list }`) is a plain `PetStore` of its own, whose
+ * overrides the handler calls; only the original carries the `Store`.
  */
-const REGISTRY = Symbol.for('petstore-server.builtInStores')
-const shared = globalThis as { [REGISTRY]?: WeakSet<object> }
-shared[REGISTRY] ??= new WeakSet()
-const made: WeakSet<object> = shared[REGISTRY]
+class BuiltInStore implements PetStore {
+  readonly #store: Store
+  readonly create: PetStore['create']
+  readonly get: PetStore['get']
+  readonly list: PetStore['list']
+  readonly ping: () => Promise<void>
+  readonly close: () => Promise<void>
 
-/** Registers `store` as one of this package's own; returns it. */
-export function builtIn<S extends BuiltInStore>(store: S): S {
-  made.add(store)
-  return store
+  constructor(store: Store, out: <T extends Pet | undefined>(pet: T) => T) {
+    this.#store = store
+    this.create = async (pet) => out(await store.create(pet))
+    this.get = async (id) => out(await store.get(id))
+    this.list = async (query) => (await store.list(query)).map(out)
+    this.ping = async () => store.ping()
+    this.close = async () => store.close()
+  }
+
+  /** The `Store` behind `store`, when this package made it (not a copy of one). */
+  static of(store: PetStore): Store | undefined {
+    return #store in store ? (store as BuiltInStore).#store : undefined
+  }
 }
 
-/** Whether `store` is one of this package's own, as made (not a copy of one). */
-export function isBuiltIn(store: PetStore): store is BuiltInStore {
-  return made.has(store)
+const asIs = <T>(pet: T): T => pet
+
+/**
+ * The public store over `store`. `out` is applied to every pet the public
+ * calls give (the memory store freezes its records there).
+ */
+export function builtInStore(store: Store, out: <T extends Pet | undefined>(pet: T) => T = asIs): PetStore {
+  return new BuiltInStore(store, out)
 }
+
+/** The `Store` behind a store this package made; `undefined` for any other. */
+export const builtInOf = (store: PetStore): Store | undefined => BuiltInStore.of(store)

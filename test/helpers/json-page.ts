@@ -1,5 +1,5 @@
 /**
- * Checks that a store's pages as JSON text (`[LIST_JSON]`) say exactly what
+ * Checks that a store's pages as JSON text (`Store.page`) say exactly what
  * its `list()` says, on pets whose names and numbers are hard to write as
  * JSON. Used by test/json-page.test.ts and, through sqlite-roundtrip.ts, on
  * every runtime's SQLite driver (so: node:assert only, nothing Node-only).
@@ -8,7 +8,7 @@
  */
 import assert from 'node:assert/strict'
 import { type Int64, int64Of, type NewPet, type Pet, type PetStatus } from '../../src/api/schemas.js'
-import { type BuiltInStore, isBuiltIn, LIST_JSON, type ListQuery, type PetStore } from '../../src/store/store.js'
+import { builtInOf, type JsonPage, type ListQuery, type PetStore } from '../../src/store/store.js'
 
 const MAX = Number.MAX_SAFE_INTEGER
 const STATUSES: ReadonlyArray<PetStatus | undefined> = ['available', undefined, 'sold', 'pending']
@@ -75,12 +75,12 @@ export async function createHardPets(store: PetStore): Promise<Pet[]> {
   return pets
 }
 
-/** The store as one of this package's, with `[LIST_JSON]`; fails otherwise. */
-export function jsonPages(store: PetStore): Required<Pick<BuiltInStore, typeof LIST_JSON>> {
-  assert.ok(isBuiltIn(store), 'the store is registered as built in')
-  const listJson = store[LIST_JSON]
-  assert.equal(typeof listJson, 'function', 'the store writes pages as JSON')
-  return { [LIST_JSON]: listJson!.bind(store) }
+/** The pages as JSON of one of this package's stores (its `Store.page`); fails for any other store. */
+export function jsonPages(store: PetStore): (query: ListQuery) => Promise<JsonPage> {
+  const own = builtInOf(store)
+  assert.ok(own, 'the store is built in')
+  assert.equal(typeof own.page, 'function', 'the store writes pages as JSON')
+  return async (query) => own.page(query)
 }
 
 /**
@@ -104,7 +104,7 @@ export async function assertJsonPagesMatchList(
       for (const after of cursors) {
         const query: ListQuery = { status, limit, after }
         const [page, expected, longer] = await Promise.all([
-          pages[LIST_JSON](query),
+          pages(query),
           store.list(query),
           store.list({ ...query, limit: limit + 1 }),
         ])

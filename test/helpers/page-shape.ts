@@ -12,15 +12,17 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { sqliteStore } from '../../src/store/sql/sqlite.js'
-import { type JsonPage, NOW, type StoreNow } from '../../src/store/store.js'
+import { builtInOf, type JsonPage } from '../../src/store/store.js'
 import { fast, sameMap } from './v8-shape.js'
 
 const directory = mkdtempSync(join(tmpdir(), 'petstore-page-shape-'))
 const store = sqliteStore({ path: join(directory, 'pets.db') })
 for (let i = 0; i < 25; i++) await store.create({ name: `pet-${i}`, categoryId: i })
-const listJson = (store as unknown as { [NOW]: () => StoreNow | undefined })[NOW]()?.listJson
-if (listJson === undefined) throw new Error('the SQLite store offers no synchronous pages')
-const page = (): JsonPage => listJson({ limit: 20 })
+const own = builtInOf(store)
+if (own === undefined || own.page({ limit: 20 }) instanceof Promise) {
+  throw new Error('the SQLite store offers no synchronous pages')
+}
+const page = (): JsonPage => own.page({ limit: 20 }) as JsonPage
 // Long enough for TurboFan: the map changed only in optimized code.
 for (let i = 0; i < 30_000; i++) page()
 const pages = Array.from({ length: 5 }, page)

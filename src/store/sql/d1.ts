@@ -6,7 +6,7 @@
  */
 import { PetstoreError } from '../../api/errors.js'
 import { knownOptions, optionsObject } from '../../util/option-checks.js'
-import { type BuiltInStore, builtIn, type JsonPage, LIST_JSON, type PetStore } from '../store.js'
+import { builtInStore, type JsonPage, type PetStore, type Store } from '../store.js'
 import {
   EMPTY_PAGE,
   type HotPath,
@@ -163,15 +163,15 @@ export function d1Store(db: D1Database, options: D1StoreOptions = {}): PetStore 
   }
   const run = <T>(work: (hot: HotPath) => T | Promise<T>): Promise<T> => open().then(work).catch(unavailable)
 
-  const store: BuiltInStore = {
-    [LIST_JSON]: (query) => run((hot) => hot.listJson(query)),
+  const store: Store = {
+    page: (query) => run((hot) => hot.listJson(query)),
     create: (pet) => run((hot) => hot.create(pet)),
     get: (id) => run((hot) => hot.get(id)),
     list: (query) => run((hot) => hot.list(query)),
     ping: () => run(() => db.prepare(`select id from ${qualifiedTable(target)} limit 1`).first()).then(() => {}),
-    async close() {
+    close() {
       closed = true
     },
   }
-  return builtIn(store)
+  return builtInStore(store)
 }

@@ -71,7 +71,7 @@ export const EMPTY_PAGE: JsonPage = Object.freeze({ json: '[]', lastId: undefine
 export interface HotPath {
   /**
    * Every read answers before it returns (the SQLite drivers): the store then offers its reads
-   * synchronously to the handler (see `NOW` in ../store.ts).
+   * at once to the handler.
    */
   synchronous?: true
   get(id: number): Pet | undefined | Promise<Pet | undefined>
@@ -148,9 +148,6 @@ function pageOf(json: string, count: JsonPageRow['count'], lastId: JsonPageRow['
 
 /** Called by `kyselyStore` once the migrations are done, to prepare the statements of the hot path. */
 export type OpenHotPath = (target: HotPathTarget) => HotPath | Promise<HotPath>
-
-/** The option key under which `sqliteStore` and `postgresStore` hand `kyselyStore` their {@link OpenHotPath}. */
-export const HOT_PATH = Symbol('petstore-server.hotPath')
 
 /** `name` quoted as an SQL identifier (SQLite and PostgreSQL quote alike). */
 export const quoteName = (name: string): string => `"${name.replaceAll('"', '""')}"`

@@ -8,9 +8,10 @@ import type { ExecuteValues, Pool, PoolConnection, PoolOptions } from 'mysql2'
 import { PetstoreError } from '../../api/errors.js'
 import { kindOf, optionsObject } from '../../util/option-checks.js'
 import type { PetStore } from '../store.js'
-import { HOT_PATH, type HotPathTarget } from './hot-path.js'
-import { type KyselyStoreOptions, kyselyStore } from './kysely.js'
+import type { HotPathTarget } from './hot-path.js'
 import { type MysqlRunner, type MysqlSession, mysqlHotPath } from './mysql-hot-path.js'
+import { sqlStore } from './sql-store.js'
+import type { KyselyStoreOptions } from './store-options.js'
 import { connectionSettings, nothingBesidePool, sqlStoreOptions, timeoutMs } from './store-options.js'
 
 /**
@@ -319,11 +320,14 @@ export function mysqlStore(connection: MysqlConnection, options: MysqlStoreOptio
             return lend(pool, true, queryTimeoutMillis)
           },
   })
-  return kyselyStore(new Kysely({ dialect }), {
-    ...rest,
-    destroyOnClose: true,
-    // Prepared statements on the pool, around kysely's builder: see mysql-hot-path.ts for why.
-    [HOT_PATH]: (target: HotPathTarget) => {
+  return sqlStore(
+    new Kysely({ dialect }),
+    {
+      ...rest,
+      destroyOnClose: true,
+      // Prepared statements on the pool, around kysely's builder: see mysql-hot-path.ts for why.
+    },
+    (target: HotPathTarget) => {
       const open = pool
       if (open === undefined) throw new Error('mysqlStore: the pool is not open')
       const watch = watchFor(queryTimeoutMillis)
@@ -334,5 +338,5 @@ export function mysqlStore(connection: MysqlConnection, options: MysqlStoreOptio
         target.system === 'mariadb' ? 'mariadb' : 'mysql',
       )
     },
-  } as KyselyStoreOptions)
+  )
 }

@@ -8,9 +8,10 @@ import type { Pool, PoolClient, PoolConfig } from 'pg'
 import { PetstoreError } from '../../api/errors.js'
 import { kindOf, optionsObject } from '../../util/option-checks.js'
 import type { PetStore } from '../store.js'
-import { HOT_PATH, type HotPathTarget } from './hot-path.js'
-import { type KyselyStoreOptions, kyselyStore } from './kysely.js'
+import type { HotPathTarget } from './hot-path.js'
 import { postgresHotPath } from './postgres-hot-path.js'
+import { sqlStore } from './sql-store.js'
+import type { KyselyStoreOptions } from './store-options.js'
 import { connectionSettings, nothingBesidePool, sqlStoreOptions, timeoutMs } from './store-options.js'
 
 /**
@@ -171,17 +172,20 @@ export function postgresStore(connection: PostgresConnection, options: PostgresS
             return lend(pool, true)
           },
   })
-  const store = kyselyStore(new Kysely({ dialect }), {
-    ...options,
-    destroyOnClose: true,
-    // Named statements on the pool, around kysely's builder: see postgres-hot-path.ts for why.
-    // pool.query listens for a connection's `error` while it holds it, as lend() does for kysely.
-    [HOT_PATH]: (target: HotPathTarget) => {
+  const store = sqlStore(
+    new Kysely({ dialect }),
+    {
+      ...options,
+      destroyOnClose: true,
+      // Named statements on the pool, around kysely's builder: see postgres-hot-path.ts for why.
+      // pool.query listens for a connection's `error` while it holds it, as lend() does for kysely.
+    },
+    (target: HotPathTarget) => {
       const open = pool
       if (open === undefined) throw new Error('postgresStore: the pool is not open')
       return postgresHotPath((statement) => open.query(statement), target)
     },
-  } as KyselyStoreOptions)
+  )
   // For the binary's metrics (`petstore_db_pool_connections`): pg.Pool's own counts, once the pool is open.
   const poolStats = (): PoolStats | undefined =>
     pool && { total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }

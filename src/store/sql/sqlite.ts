@@ -11,7 +11,6 @@ import { misnamedOptions, optionsObject, shown } from '../../util/option-checks.
 import type { JsonPage, ListQuery, PetStore } from '../store.js'
 import {
   EMPTY_PAGE,
-  HOT_PATH,
   type HotPath,
   type HotPathTarget,
   type JsonPageValues,
@@ -20,8 +19,8 @@ import {
   petOfValues,
   storedPet,
 } from './hot-path.js'
-import { type KyselyStoreOptions, kyselyStore } from './kysely.js'
 import { describeQuery, inQuerySpan, type QueryDescription } from './query-spans.js'
+import { sqlStore } from './sql-store.js'
 import {
   AUTO_ORDER,
   assertSqliteDriver,
@@ -32,6 +31,7 @@ import {
   type ValuesStatement,
 } from './sqlite-drivers.js'
 import { pageParameters, prepareAll, sqliteStatements } from './sqlite-statements.js'
+import type { KyselyStoreOptions } from './store-options.js'
 import { sqlStoreOptions, timeoutMs } from './store-options.js'
 
 export type { SqliteDriver } from './sqlite-drivers.js'
@@ -233,13 +233,16 @@ export function sqliteStore(options: SqliteStoreOptions): PetStore {
       return database
     },
   })
-  return kyselyStore(new Kysely({ dialect }), {
-    ...rest,
-    destroyOnClose: true,
-    [HOT_PATH]: (target: HotPathTarget) => {
+  return sqlStore(
+    new Kysely({ dialect }),
+    {
+      ...rest,
+      destroyOnClose: true,
+    },
+    (target: HotPathTarget) => {
       // The migrations have run through kysely, so its driver has opened the database.
       if (opened === undefined) throw new Error('sqliteStore: the database is not open')
       return sqliteHotPath(opened, target)
     },
-  } as KyselyStoreOptions)
+  )
 }

@@ -198,3 +198,35 @@ export function connectionSettings(
   }
   return config
 }
+
+/** Options of `kyselyStore`. */
+export interface KyselyStoreOptions {
+  /**
+   * Table of pets: a name without `.`, of at most 53 bytes of UTF-8 (48 when `migrationTable` is
+   * left to its default), so that every name the store makes of it (`<table>_status_id`,
+   * `<table>_migration_lock`) fits in the 63 bytes PostgreSQL keeps of a name. Checked on every
+   * database alike. @default 'petstore_pets'
+   */
+  table?: string | undefined
+  /**
+   * Table where applied migrations are recorded (and `<name>_lock`); one per pets table, never
+   * `table` itself. A name without `.`, of at most 58 bytes of UTF-8 (`<name>_lock` fits in 63).
+   * @default 'petstore_migration', or `<table>_migration` for a table of another name
+   */
+  migrationTable?: string | undefined
+  /**
+   * Schema of both tables (a PostgreSQL schema, a MySQL database), created on first use if
+   * missing: a non-empty name of at most 63 bytes of UTF-8. @default the connection's current schema
+   */
+  schema?: string | undefined
+  /** Destroy the kysely instance on `close()`. Leave it off for a database your application owns. @default false */
+  destroyOnClose?: boolean | undefined
+  /**
+   * Group commit: creates that arrive while another is being written go
+   * together in the next write, one transaction and one commit (`sqliteStore`,
+   * `postgresStore`, `mysqlStore`; a `kyselyStore` over your own instance has
+   * no statements of its own to batch). Off, each create commits on its own.
+   * @default true
+   */
+  batchCreates?: boolean | undefined
+}
