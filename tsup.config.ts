@@ -15,6 +15,7 @@ export default defineConfig([
       bun: 'adapters/bun.ts',
       deno: 'adapters/deno.ts',
       docs: 'adapters/docs.ts',
+      msw: 'adapters/msw.ts',
     },
     format: ['esm', 'cjs'],
     dts: true,
