@@ -8,11 +8,10 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before, it } from 'node:test'
-import { chromium } from 'playwright-core'
 import { DOCS_CSP } from '../src/http/docs-page.js'
+import { CHROMIUM, launchChromium } from './helpers/chromium.js'
 import { killAll, type RunningServer, repoRoot, startScript } from './helpers/spawn-server.js'
 
-const CHROMIUM = '/usr/bin/chromium'
 const BINARY = join(repoRoot, 'dist/bin/petstore-server.js')
 const KEY = `docs-key-${Math.random().toString(36).slice(2)}`
 
@@ -57,19 +56,7 @@ it('the reference page renders, shows the operations and runs listPets with a ty
   })
   assert.equal(created.status, 201)
 
-  // A new empty profile, and nothing that would reach out on its own: the network is closed.
-  const context = await chromium.launchPersistentContext(join(tmp, 'profile'), {
-    executablePath: CHROMIUM,
-    headless: true,
-    args: [
-      '--no-sandbox',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-      '--no-first-run',
-      '--disable-gpu',
-    ],
-  })
+  const context = await launchChromium(join(tmp, 'profile'))
   try {
     const requested: string[] = []
     const problems: string[] = []
