@@ -25,3 +25,15 @@ it('every example is run by a test', () => {
   const unrun = examples.filter((file) => !file.endsWith('.test.ts') && !matrix.includes(`examples/${file}`))
   assert.deepEqual(unrun, [])
 })
+
+it("the MSW example's scripts are in docs/msw.md verbatim, and are run by a test", () => {
+  const page = read('docs/msw.md')
+  const shown = ['app.ts', 'setup-server.test.ts']
+  const missing = shown.filter((file) => !page.includes(`\`\`\`ts\n${read(`examples/msw/${file}`).trimEnd()}\n\`\`\``))
+  assert.deepEqual(missing, [], 'docs/msw.md snippets that differ from their file (or are absent)')
+  // The page and its server run in Chromium (serve.ts bundles app.ts); the test file runs in `npm test`.
+  const browser = read('test/msw-browser.test.ts')
+  assert.match(browser, /from '\.\.\/examples\/msw\/serve\.js'/)
+  assert.match(read('examples/msw/serve.ts'), /here\('\.\/app\.ts'\)/)
+  assert.match(read('package.json'), /examples\/\*\/\*\.test\.ts/)
+})
