@@ -136,6 +136,22 @@ async function answer(listener) {
     assert.deepEqual(JSON.parse(stdout), { ours: '200 []', before: false, other: '200 other', after: true })
   })
 
+  it('loads without msw, its optional peer, which only petstore-server/msw needs', async () => {
+    // The empty project has no msw: the main entry must not reach for it, in either format.
+    const script = `
+const { createPetstore } = require('petstore-server')
+const loaded = Object.keys(require.cache).some((file) => file.includes('/msw/'))
+import('petstore-server').then(async (esm) => {
+  const msw = await import('petstore-server/msw').then(() => 'loaded', (error) => error.code + ' ' + error.message.split('\\n')[0])
+  console.log(JSON.stringify({ cjs: typeof createPetstore, esm: typeof esm.createPetstore, loaded, msw }))
+})
+`
+    const { stdout } = await run(process.execPath, ['-e', script], { cwd: project })
+    const seen = JSON.parse(stdout)
+    assert.deepEqual({ ...seen, msw: undefined }, { cjs: 'function', esm: 'function', loaded: false, msw: undefined })
+    assert.match(seen.msw, /^ERR_MODULE_NOT_FOUND .*'msw'/)
+  })
+
   it("its types serve a strict project that writes declarations, with exactOptionalPropertyTypes (TypeScript's own tsc --init)", async () => {
     const types = join(project, 'types-check')
     mkdirSync(types, { recursive: true })
