@@ -8,18 +8,13 @@
  */
 import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { normalizeBasePath } from '../src/http/base-path.js'
-import { type DocsAssetLoader, withDocsEngine } from '../src/http/docs-page.js'
-import {
-  type ApiAnswer,
-  basePathOf,
-  engineOf,
-  fromRequest,
-  onResponseOf,
-  toFetchHandler,
-  toResponse,
-} from '../src/http/exchange.js'
-import type { OnResponse } from '../src/http/observe.js'
+import { normalizeBasePath, trimSlashes } from '../src/http/base-path.js'
+import { type DocsAssetLoader, docsRoutes } from '../src/http/docs-page.js'
+import { createApiEngine, isApiEngine } from '../src/http/engine.js'
+import { engineOf, fromRequest, toFetchHandler, toResponse } from '../src/http/exchange.js'
+import { createFinish, reporter } from '../src/http/finish.js'
+import { parseTarget } from '../src/http/request-target.js'
+import { RouteTable } from '../src/http/route-table.js'
 import { knownOptions, optionalFunction, optionsObject, shown } from '../src/util/option-checks.js'
 
 export { DOCS_CSP, type DocsAsset, type DocsAssetLoader } from '../src/http/docs-page.js'
@@ -57,9 +52,6 @@ export function swaggerUiAssets(): DocsAssetLoader {
   }
 }
 
-/** What the docs engine answers when a request is not for it. */
-const NOT_DOCS: ApiAnswer = { status: 0, headers: {}, body: null }
-
 /**
  * `handler`, plus an interactive API reference at `{basePath}/docs`: viewing
  * it needs no key; its "Authorize" button takes one for "try it", which calls
@@ -88,15 +80,28 @@ export function withDocs(
   knownOptions(owner, options, ['basePath', 'load'])
   const basePath = options.basePath === undefined ? undefined : normalizeBasePath(owner, options.basePath)
   const engine = engineOf(handler)
-  const docsOptions = {
-    basePath: basePath ?? basePathOf(engine) ?? '/v1',
-    load: optionalFunction(owner, 'load', options.load) ?? swaggerUiAssets(),
-    onResponse: onResponseOf<OnResponse>(engine),
-  }
-  if (engine) return toFetchHandler(withDocsEngine(engine, docsOptions))
-  const docs = withDocsEngine(async () => NOT_DOCS, docsOptions)
+  const routes = docsRoutes(
+    basePath ?? (isApiEngine(engine) ? engine.basePath : '/v1'),
+    optionalFunction(owner, 'load', options.load) ?? swaggerUiAssets(),
+  )
+  // createPetstore's handler serves the page from its own table, finished like its other answers.
+  if (isApiEngine(engine)) return toFetchHandler(engine.withRoutes(routes))
+  // Another handler: the page's route before it, and every other request to it untouched.
+  const table = new RouteTable(routes)
+  const docs = createApiEngine({
+    table,
+    basePath: routes[0]?.path ?? '',
+    cors: undefined,
+    authenticate: () => undefined,
+    finish: createFinish(undefined, reporter(undefined), undefined),
+  })
   return async (request) => {
-    const answer = await docs(fromRequest(request))
-    return answer === NOT_DOCS ? handler(request) : toResponse(answer)
+    let path: string
+    try {
+      path = trimSlashes(parseTarget(request.url).pathname)
+    } catch {
+      return handler(request)
+    }
+    return table.match(path) === undefined ? handler(request) : toResponse(await docs(fromRequest(request)))
   }
 }

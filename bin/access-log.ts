@@ -11,7 +11,7 @@
  * @module
  */
 import { hostname } from 'node:os'
-import type { OnResponse, ResponseInfo } from '../src/http/observe.js'
+import type { OnResponse, ResponseInfo } from '../src/for-binary.js'
 import { type LineWriter, lineWriter } from './log-writer.js'
 import type { LogFormat, LogLevel } from './options.js'
 import { inWorker } from './workers.js'

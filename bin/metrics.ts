@@ -13,9 +13,8 @@
  */
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import type { OnResponse } from '../src/http/observe.js'
-import type { PoolStats } from '../src/store/sql/postgres.js'
-import type { PetStore } from '../src/store/store.js'
+import type { OnResponse, PoolStats } from '../src/for-binary.js'
+import type { PetStore } from '../src/index.js'
 
 type PromClient = typeof import('prom-client')
 type Metric = import('prom-client').Metric

@@ -5,8 +5,8 @@
  */
 import { closeSync, openSync, statSync } from 'node:fs'
 import { dirname, resolve } from 'node:path'
+import { redactedUrl } from '../src/for-binary.js'
 import { memoryStore, type PetStore } from '../src/index.js'
-import { redactedUrl } from '../src/util/option-checks.js'
 import { fileProblem, UsageError } from './options.js'
 
 /**

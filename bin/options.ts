@@ -7,11 +7,14 @@
 import { readFileSync } from 'node:fs'
 import { availableParallelism } from 'node:os'
 import { type ParseArgsConfig, parseArgs } from 'node:util'
-import { keyProblem } from '../src/api/auth.js'
-import { serverUrlProblem } from '../src/create-petstore.js'
-import { basePathProblem, trimSlashes } from '../src/http/base-path.js'
-import { originProblem } from '../src/http/cors.js'
-import { redactedUrl } from '../src/util/option-checks.js'
+import {
+  basePathProblem,
+  keyProblem,
+  originProblem,
+  redactedUrl,
+  serverUrlProblem,
+  trimSlashes,
+} from '../src/for-binary.js'
 
 /** A command line the binary cannot run with: printed as one line, exit code 1. */
 export class UsageError extends Error {}

@@ -7,27 +7,20 @@
  */
 import { randomBytes } from 'node:crypto'
 import { createServer } from 'node:net'
-import { swaggerUiAssets } from '../adapters/docs.js'
+import { withDocs } from '../adapters/docs.js'
 import { serve } from '../adapters/node/index.js'
 import packageJson from '../package.json' with { type: 'json' }
-import { errorAnswer } from '../src/api/errors.js'
-import { createEngine } from '../src/create-petstore.js'
-import { withDocsEngine } from '../src/http/docs-page.js'
 import {
   type ApiAnswer,
-  type ApiRequest,
-  type Engine,
-  headAnswer,
+  errorAnswer,
   jsonAnswer,
-  toFetchHandler,
-} from '../src/http/exchange.js'
-import { setDefaults } from '../src/http/headers.js'
-import { type OnResponse, tell } from '../src/http/observe.js'
-import { requestId as idOf } from '../src/http/request-id.js'
-import { ambiguousPath } from '../src/http/request-path.js'
-import { parseTarget } from '../src/http/request-target.js'
-import { type PetStore, PetstoreError } from '../src/index.js'
-import { redactedUrl } from '../src/util/option-checks.js'
+  type OnResponse,
+  type Route,
+  redactedUrl,
+  swappable,
+  withRoutes,
+} from '../src/for-binary.js'
+import { createPetstore, type PetStore, PetstoreError } from '../src/index.js'
 import { accessLog, flushAccessLog } from './access-log.js'
 import { reloadKeysOnSighup } from './keys-reload.js'
 import { aggregatedMetrics, type RequestMetrics, requestMetrics, serveMetrics } from './metrics.js'
@@ -36,63 +29,17 @@ import { parseCli, USAGE, UsageError } from './options.js'
 import { printStatsEvery } from './stats.js'
 import { cursorSecretFromPrimary, inWorker, keyFromPrimary, runPrimary, workerReady } from './workers.js'
 
-/**
- * `GET /healthz`, outside the API and its keys: is the store answering?
- * Its answers carry a request id and are told to `onResponse` like the API's.
- */
-function withHealth(engine: Engine, store: PetStore, onResponse: OnResponse | undefined): Engine {
-  const answer = async (request: ApiRequest) => {
-    const started = performance.now()
-    const answer = await health(request, store)
-    // Like every answer of the API's own.
-    setDefaults(answer.headers)
-    const requestId = idOf(request.header('x-request-id'))
-    answer.headers['x-request-id'] = requestId
-    if (onResponse) tell(onResponse, answer, request, requestId, '/healthz', started)
-    return answer
-  }
-  // Not an async function: the API's own answers pass through as they come.
-  return (request) => {
-    // A cheap look at the URL first: the API's own requests should not pay for a second parse.
-    // A path the URL parser would rewrite into /healthz is the API's to refuse, like any other.
-    // An origin-form target (`/healthz?…`) begins with its path: `startsWith`, not a search
-    // through the whole target, which cost every request ~0.7k instructions (callgrind).
-    const { target } = request
-    const seen = target ?? request.url
-    const named = target === undefined ? seen.includes('/healthz') : target.startsWith('/healthz')
-    if (!named || ambiguousPath(seen) || !isHealthz(request.url)) return engine(request)
-    return answer(request)
-  }
-}
+/** `GET /healthz`, outside the API and its keys: is the store answering? */
+const healthRoute = (store: PetStore): Route => ({ path: '/healthz', open: true, get: () => health(store) })
 
-/**
- * Whether `url` is /healthz. A URL that does not parse (a `Host` of port 99999), or of another scheme
- * than http(s), is the API's to answer: a 400.
- */
-function isHealthz(url: string): boolean {
-  try {
-    return parseTarget(url).pathname === '/healthz'
-  } catch {
-    return false
-  }
-}
-
-/** The health answer itself: 200 while the store answers, 503 when it does not, 405 for other methods. */
-async function health(request: ApiRequest, store: PetStore): Promise<ApiAnswer> {
-  if (request.method !== 'GET' && request.method !== 'HEAD') {
-    return errorAnswer(
-      new PetstoreError(405, 'method_not_allowed', 'Method not allowed; use GET, HEAD', {
-        headers: { allow: 'GET, HEAD' },
-      }),
-    )
-  }
+/** The health answer itself: 200 while the store answers, 503 when it does not. */
+async function health(store: PetStore): Promise<ApiAnswer> {
   try {
     await (store.ping?.() ?? store.list({ limit: 1 }))
   } catch (error) {
     return errorAnswer(PetstoreError.unavailable(error))
   }
-  const answer = jsonAnswer('{"status":"ok"}')
-  return request.method === 'HEAD' ? headAnswer(answer) : answer
+  return jsonAnswer('{"status":"ok"}')
 }
 
 /** One hook from two, either of which may be absent. */
@@ -204,8 +151,8 @@ async function main(): Promise<void> {
     fail(oneLine(error))
   }
   const onResponse = both(accessLog(options.log, options.logLevel), metrics?.onResponse)
-  const engineWith = (keys: readonly string[]) =>
-    createEngine({
+  const handlerWith = (keys: readonly string[]) => {
+    const api = createPetstore({
       store,
       keys,
       basePath: options.basePath,
@@ -214,22 +161,18 @@ async function main(): Promise<void> {
       cors: options.cors.length > 0 ? { origin: options.cors.includes('*') ? '*' : options.cors } : undefined,
       onResponse,
     })
-  // Key rotation swaps the engine: a request in flight finishes on the one it started on, under the old keys.
-  let current = engineWith(keys)
-  const api: Engine = (request) => current(request)
-  reloadKeysOnSighup(options, (fresh) => {
-    current = engineWith(fresh)
-  })
-  // The reference page's files are read on its first request, not here: the start does not pay for them.
-  const engine = options.docs
-    ? withDocsEngine(api, { basePath: options.basePath, load: swaggerUiAssets(), onResponse })
-    : api
+    // The reference page's files are read on its first request, not here: the start does not pay for them.
+    return withRoutes(options.docs ? withDocs(api) : api, [healthRoute(store)])
+  }
+  // Key rotation swaps the handler: a request in flight finishes on the one it started on, under the old keys.
+  const served = swappable(handlerWith(keys))
+  reloadKeysOnSighup(options, (fresh) => served.swap(handlerWith(fresh)))
 
   let server: Awaited<ReturnType<typeof serve>>
   try {
     // serve()'s other defaults (header and request timeouts, connection cap) are meant for this binary.
     server = await serve({
-      handler: toFetchHandler(withHealth(engine, store, onResponse)),
+      handler: served.handler,
       port: options.port,
       hostname: options.host,
       shutdownTimeoutMs: SHUTDOWN_TIMEOUT_MS,

@@ -130,6 +130,6 @@ it("import 'petstore-server' does not reach the page's modules", () => {
   const src = fileURLToPath(new URL('../src/', import.meta.url))
   visit(join(src, 'index.ts'))
   assert.ok(seen.has(join(src, 'create-petstore.ts')), 'the walk follows imports')
-  assert.ok(!seen.has(join(src, 'docs.ts')))
+  assert.ok(!seen.has(join(src, 'http', 'docs-page.ts')))
   assert.ok(![...seen].some((file) => readFileSync(file, 'utf8').includes('swagger-ui')))
 })

@@ -274,7 +274,7 @@ describe('petstore-server/msw in a browser bundle', () => {
         [],
         entry,
       )
-      assert.ok(imports.includes('itty-router'), `${entry}: the check sees the packages it imports`)
+      assert.ok(imports.includes('valibot'), `${entry}: the check sees the packages it imports`)
     }
   })
 })

@@ -1,7 +1,6 @@
 /**
- * CORS for browsers calling the API from another origin. Written here rather
- * than taken from itty-router's `cors()`, which rebuilds every response and
- * sets no `Vary: Origin`.
+ * CORS for browsers calling the API from another origin: the preflight's
+ * answer, and the headers (with `Vary: Origin`) the finish step adds.
  *
  * @module
  */
@@ -94,3 +93,6 @@ export function createCors(options: CorsOptions) {
 
   return { decorate, preflight }
 }
+
+/** The CORS of one handler: see {@link createCors}. */
+export type Cors = ReturnType<typeof createCors>

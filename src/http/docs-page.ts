@@ -8,13 +8,10 @@
  * @module
  */
 
-import { errorAnswer, PetstoreError } from '../api/errors.js'
+import { errorAnswer, fixedAnswer, PetstoreError } from '../api/errors.js'
 import { trimSlashes } from './base-path.js'
-import { type ApiAnswer, type ApiRequest, type Engine, headAnswer } from './exchange.js'
-import { setDefaults } from './headers.js'
-import { type OnResponse, tell } from './observe.js'
-import { requestId } from './request-id.js'
-import { parseTarget } from './request-target.js'
+import type { ApiAnswer } from './exchange.js'
+import type { Route } from './route-table.js'
 
 /** The renderer's files the page needs. */
 export const DOCS_ASSETS = ['swagger-ui-bundle.js', 'swagger-ui.css'] as const
@@ -91,24 +88,14 @@ const TYPES: Record<string, string> = {
   css: 'text/css; charset=utf-8',
 }
 
-/** Options of {@link withDocsEngine}. */
-export interface DocsOptions {
-  /** The API's base path, as given to `createPetstore`: the page is at `{basePath}/docs`. */
-  basePath: string
-  /** Reads the renderer's files; called once per file, on first use. */
-  load: DocsAssetLoader
-  /** Told of the page's answers too, as the API's (`createPetstore`'s `onResponse`). */
-  onResponse?: OnResponse | undefined
-}
-
 /**
- * `engine`, plus the reference page and its files under `{basePath}/docs`.
- * They need no key; everything else goes to `engine` untouched.
+ * The reference page and its files under `{basePath}/docs`, as a route: no
+ * key needed, and every answer under the page's Content-Security-Policy.
+ * `load` reads the renderer's files, once each, on first use.
  */
-export function withDocsEngine(engine: Engine, { basePath, load, onResponse }: DocsOptions): Engine {
+export function docsRoutes(basePath: string, load: DocsAssetLoader): Route[] {
   const base = trimSlashes(basePath)
   const prefix = `${base}/docs`
-  const pagePrefix = `${prefix}/`
   const assets = DOCS_ASSETS.map((name) => [name, cached(() => load(name))] as const)
   const files = new Map<string, () => Promise<string>>([
     // Loading the page checks that the renderer is there, so that a missing package gets one clear answer.
@@ -116,63 +103,37 @@ export function withDocsEngine(engine: Engine, { basePath, load, onResponse }: D
     ['init.js', async () => init(`${base}/openapi.json`)],
     ...assets,
   ])
-
-  // Like every answer of the API's own: a request id, and told to the hook (the access log, metrics).
-  const served = async (request: ApiRequest, name: string) => {
-    const started = performance.now()
-    const file = files.get(name)
-    const answer = await serve(request, file, name)
-    const id = requestId(request.header('x-request-id'))
-    answer.headers['x-request-id'] = id
-    if (request.method === 'HEAD') headAnswer(answer)
-    if (onResponse) tell(onResponse, answer, request, id, file === undefined ? null : prefix, started)
-    return answer
-  }
-  // Not an async function: the API's own answers pass through as they come, at once when they are ready.
-  return (request) => {
-    // A cheap look first: the API's own requests should not pay for a URL parse. An origin-form
-    // target (`/v1/docs/…`) begins with its path, so `startsWith`, not a search through the whole
-    // target (~350 instructions of every API request, callgrind). A path the URL parser would
-    // rewrite into the page's (`/x/../v1/docs`) is the API's to refuse, as for /healthz.
-    const { target } = request
-    if (target === undefined ? !request.url.includes(prefix) : !target.startsWith(prefix)) return engine(request)
-    let pathname: string
-    try {
-      pathname = parseTarget(request.url).pathname
-    } catch {
-      return engine(request)
-    }
-    if (pathname !== prefix && !pathname.startsWith(pagePrefix)) return engine(request)
-    return served(request, pathname.slice(prefix.length + 1))
-  }
+  const headers = { 'content-security-policy': DOCS_CSP, 'referrer-policy': 'no-referrer' }
+  const fileRoute = (name: string): Route => ({
+    path: name === '' ? prefix : `${prefix}/${name}`,
+    name: prefix,
+    open: true,
+    headers,
+    get: () => serve(files.get(name) as () => Promise<string>, name),
+  })
+  return [
+    ...[...files.keys()].map(fileRoute),
+    // Any other file is a 404 that names no route, with no key asked for it.
+    { path: prefix, below: true, name: null, open: true, headers, get: async () => noFile() },
+  ]
 }
 
+const noFile = fixedAnswer(new PetstoreError(404, 'not_found', 'No such route'))
+
 /** One file, or the error that says why not. */
-async function serve(request: ApiRequest, file: (() => Promise<string>) | undefined, name: string): Promise<ApiAnswer> {
-  let answer: ApiAnswer
-  if (request.method !== 'GET' && request.method !== 'HEAD') {
-    answer = errorAnswer(
-      new PetstoreError(405, 'method_not_allowed', 'Method not allowed; use GET, HEAD', {
-        headers: { allow: 'GET, HEAD' },
-      }),
-    )
-  } else if (!file) {
-    answer = errorAnswer(new PetstoreError(404, 'not_found', 'No such route'))
-  } else {
-    try {
-      const type = TYPES[name.slice(name.lastIndexOf('.') + 1)] ?? TYPES.html
-      answer = { status: 200, headers: { 'content-type': type as string }, body: await file() }
-    } catch (error) {
-      const message = `The API reference is not available: ${(error as Error)?.message ?? error}`
-      answer = errorAnswer(new PetstoreError(404, 'not_found', message))
-    }
+async function serve(file: () => Promise<string>, name: string): Promise<ApiAnswer> {
+  let body: string
+  try {
+    body = await file()
+  } catch (error) {
+    const message = `The API reference is not available: ${(error as Error)?.message ?? error}`
+    return errorAnswer(new PetstoreError(404, 'not_found', message))
   }
-  setDefaults(answer.headers)
-  answer.headers['content-security-policy'] = DOCS_CSP
-  answer.headers['referrer-policy'] = 'no-referrer'
+  const type = TYPES[name.slice(name.lastIndexOf('.') + 1)] ?? TYPES.html
+  const headers: Record<string, string> = { 'content-type': type as string }
   // The renderer's files change only with the package: a browser may keep them a while.
-  if (answer.status === 200 && name !== '' && name !== 'init.js') answer.headers['cache-control'] = 'max-age=3600'
-  return answer
+  if (name !== '' && name !== 'init.js') headers['cache-control'] = 'max-age=3600'
+  return { status: 200, headers, body }
 }
 
 /** `load` once; a failure is not kept, so installing the package later helps without a restart. */

@@ -162,24 +162,6 @@ export const pending = (
 /** Where a fetch handler made by this package keeps its engine, for adapters that can use it directly. */
 export const ENGINE = Symbol.for('petstore-server.engine')
 
-/** Where `createPetstore`'s engine keeps its base path, so that `withDocs` serves the page beside it. */
-export const BASE_PATH = Symbol.for('petstore-server.basePath')
-
-/** The base path of `engine`, when it is `createPetstore`'s (a wrapper's may have none). */
-export function basePathOf(engine: Engine | undefined): string | undefined {
-  const basePath = (engine as { [BASE_PATH]?: unknown } | undefined)?.[BASE_PATH]
-  return typeof basePath === 'string' ? basePath : undefined
-}
-
-/** Where `createPetstore`'s engine keeps its `onResponse`, so that `withDocs` tells it of the page's answers too. */
-export const ON_RESPONSE = Symbol.for('petstore-server.onResponse')
-
-/** The `onResponse` hook `engine` was made with, when it is `createPetstore`'s and has one. */
-export function onResponseOf<T>(engine: Engine | undefined): T | undefined {
-  const hook = (engine as { [ON_RESPONSE]?: unknown } | undefined)?.[ON_RESPONSE]
-  return typeof hook === 'function' ? (hook as T) : undefined
-}
-
 /** The engine behind `handler`, when `handler` is this package's own. */
 export function engineOf(handler: unknown): Engine | undefined {
   const engine = (handler as { [ENGINE]?: unknown } | null)?.[ENGINE]

@@ -32,6 +32,7 @@ export function deprecationHeaders(basePath: string): (headers: Record<string, s
 
 /** Every response: pet data must not be cached or sniffed into another type. */
 export function setDefaults(headers: Record<string, string>): void {
-  headers['cache-control'] = 'no-store'
+  // A route may allow caching of its own (the reference page's files).
+  headers['cache-control'] ??= 'no-store'
   headers['x-content-type-options'] = 'nosniff'
 }

@@ -1,0 +1,31 @@
+/**
+ * The API's routes: its three operations and its OpenAPI document.
+ *
+ * @module
+ */
+import { jsonAnswer } from '../http/exchange.js'
+import { deprecationHeaders } from '../http/headers.js'
+import type { Route } from '../http/route-table.js'
+import { createPet, getPet, listPets, type OperationContext } from './operations.js'
+
+/**
+ * The routes of the API under `context.basePath`. `GET /pets/{petId}` is
+ * deprecated: every answer to a read of it carries the deprecation headers.
+ * The document, `documentText`, is served without a key.
+ */
+export function apiRoutes(context: OperationContext, documentText: string): Route[] {
+  const { basePath } = context
+  return [
+    {
+      path: `${basePath}/pets`,
+      get: (request) => listPets(request.parsed, context, request.signal),
+      post: (request) => createPet(request, context),
+    },
+    {
+      path: `${basePath}/pets/{petId}`,
+      get: (request, petId) => getPet(petId, context, request.signal),
+      readHeaders: deprecationHeaders(basePath),
+    },
+    { path: `${basePath}/openapi.json`, get: () => jsonAnswer(documentText), open: true },
+  ]
+}

@@ -1,0 +1,50 @@
+/**
+ * What the binary builds on besides the package's public entries: routes
+ * added to a handler of `createPetstore`, a handler whose keys can change
+ * while it serves, and the checks its flags share with the library.
+ *
+ * @module
+ */
+
+import { isApiEngine } from './http/engine.js'
+import { type Engine, engineOf, toFetchHandler } from './http/exchange.js'
+import type { FetchHandler } from './http/fetch-handler.js'
+import type { Route } from './http/route-table.js'
+
+export { keyProblem } from './api/auth.js'
+export { errorAnswer } from './api/errors.js'
+export { basePathProblem, trimSlashes } from './http/base-path.js'
+export { originProblem } from './http/cors.js'
+export { type ApiAnswer, jsonAnswer } from './http/exchange.js'
+export type { OnResponse, ResponseInfo } from './http/observe.js'
+export type { Route } from './http/route-table.js'
+export { serverUrlProblem } from './petstore-options.js'
+export type { PoolStats } from './store/sql/postgres.js'
+export { redactedUrl } from './util/option-checks.js'
+
+/** The engine of a handler `createPetstore` made (or `withDocs` over one); throws for any other. */
+function apiEngineOf(handler: FetchHandler) {
+  const engine = engineOf(handler)
+  if (!isApiEngine(engine)) throw new TypeError('the handler was not made by createPetstore')
+  return engine
+}
+
+/** `handler` (of `createPetstore`) serving `routes` too, finished like its own answers. */
+export function withRoutes(handler: FetchHandler, routes: readonly Route[]): FetchHandler {
+  return toFetchHandler(apiEngineOf(handler).withRoutes(routes))
+}
+
+/**
+ * A handler that serves what `first` serves until `swap` gives it another
+ * (of `createPetstore` too): a request in flight finishes on the one it
+ * started on. The Node adapter still drives it directly.
+ */
+export function swappable(first: FetchHandler): { handler: FetchHandler; swap(next: FetchHandler): void } {
+  let current: Engine = apiEngineOf(first)
+  return {
+    handler: toFetchHandler((request) => current(request)),
+    swap(next) {
+      current = apiEngineOf(next)
+    },
+  }
+}
