@@ -44,6 +44,8 @@ export interface CliOptions {
   version: boolean
   /** Where `db` came from, for messages: `--db`, `DATABASE_URL`, or the default. */
   dbFrom: string
+  /** Neither `--db` nor DATABASE_URL was given: `db` is the default SQLite file. */
+  dbIsDefault: boolean
   /** The keys file SIGHUP re-reads (`--keys-file` or PETSTORE_KEYS_FILE), and how it was named, for messages. */
   keysFile: { path: string; from: string } | undefined
   /** The keys not from that file (`--key`, PETSTORE_API_KEYS): kept across a reload. */
@@ -286,6 +288,7 @@ export function parseCli(argv: readonly string[], env: Record<string, string | u
     host: parseHost(values.host, '--host') ?? (env.HOST || '127.0.0.1'),
     db: values.db ?? (env.DATABASE_URL || 'sqlite:./petstore.db'),
     dbFrom: values.db !== undefined ? '--db' : env.DATABASE_URL ? 'DATABASE_URL' : '--db',
+    dbIsDefault: values.db === undefined && !env.DATABASE_URL,
     keys: keys.map((key) => key.trim()).filter((key) => key !== ''),
     basePath: trimSlashes(basePath),
     cors: (values.cors ?? []).map(parseCorsOrigin),

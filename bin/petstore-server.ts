@@ -20,7 +20,7 @@ import {
   swappable,
   withRoutes,
 } from '../src/for-binary.js'
-import { createPetstore, type PetStore, PetstoreError } from '../src/index.js'
+import { createPetstore, memoryStore, type PetStore, PetstoreError } from '../src/index.js'
 import { accessLog, flushAccessLog } from './access-log.js'
 import { reloadKeysOnSighup } from './keys-reload.js'
 import { aggregatedMetrics, type RequestMetrics, requestMetrics, serveMetrics } from './metrics.js'
@@ -116,10 +116,19 @@ async function main(): Promise<void> {
     await (store.ping?.() ?? store.list({ limit: 1 }))
   } catch (error) {
     if (error instanceof UsageError) fail(`${error.message} (see --help)`)
-    // A missing driver: the store's own message names the package to install; otherwise the cause tells more.
-    const reason =
-      error instanceof PetstoreError && error.options.missingDriver ? error : ((error as Error)?.cause ?? error)
-    fail(`cannot use database ${redactedUrl(options.db)}: ${oneLine(reason)}${databaseHint(reason, options.db)}`)
+    const missingDriver = error instanceof PetstoreError && error.options.missingDriver
+    if (missingDriver && options.dbIsDefault && options.workers === 1) {
+      // The default on a Node without SQLite (20, 22 before 22.13): `npx petstore-server` still
+      // serves, so that trying it needs no native addon. A --db the user chose still fails.
+      process.stderr.write(
+        `petstore-server: ${process.version} has no built-in SQLite and better-sqlite3 is not installed: pets are kept in memory and lost at exit (npm install better-sqlite3, or Node >= 22.13, keeps them in ./petstore.db)\n`,
+      )
+      store = memoryStore()
+    } else {
+      // A missing driver: the store's own message names the package to install; otherwise the cause tells more.
+      const reason = missingDriver ? error : ((error as Error)?.cause ?? error)
+      fail(`cannot use database ${redactedUrl(options.db)}: ${oneLine(reason)}${databaseHint(reason, options.db)}`)
+    }
   }
 
   let keys = options.keys

@@ -14,11 +14,12 @@
  */
 import assert from 'node:assert/strict'
 import { execFile } from 'node:child_process'
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
 import { promisify } from 'node:util'
+import { OFFLINE_INSTALL, packTarball } from './helpers/pack.js'
 import { type Located, locateNpx } from './helpers/runtimes.js'
 import {
   killAll,
@@ -41,20 +42,13 @@ after(async () => {
 })
 
 before(async () => {
-  assert.ok(existsSync(join(repoRoot, 'dist/bin/petstore-server.js')), 'no dist/: run npm run build first')
-  // --ignore-scripts: pack dist/ as built, without the `prepare` build.
-  await run('npm', ['pack', '--ignore-scripts', '--silent', '--pack-destination', dir], { cwd: repoRoot })
-  const [tarball] = readdirSync(dir).filter((name) => name.endsWith('.tgz'))
-  assert.ok(tarball, 'npm pack wrote no tarball')
+  const tarball = await packTarball(dir)
   rmSync(project, { recursive: true, force: true })
   mkdirSync(project)
   writeFileSync(join(project, 'package.json'), '{ "name": "first-contact", "private": true }\n')
   // --ignore-scripts: the package has no install script, and a dependency's (swagger-ui-dist's
   // @scarf/scarf, install analytics) calls out to the network, which hung an install here for 10 min.
-  await run('npm', ['install', '--prefer-offline', '--ignore-scripts', '--no-audit', '--no-fund', join(dir, tarball)], {
-    cwd: project,
-    timeout: 120_000,
-  })
+  await run('npm', ['install', ...OFFLINE_INSTALL, '--ignore-scripts', tarball], { cwd: project, timeout: 120_000 })
 })
 
 /** What the binary wrote on stderr, without npm's own warnings (about the machine's npm config, say). */
@@ -204,16 +198,25 @@ for (const [name, found] of located) {
     it(
       sqlite
         ? 'serves on its default database, ./petstore.db through node:sqlite'
-        : 'without a SQLite driver, says in one line to install better-sqlite3, exit 1',
+        : 'without a SQLite driver, serves its default from memory and says so in one line',
       async () => {
         if (!sqlite) {
-          const { code, stdout, stderr } = await runScriptToExit(BIN, ['--port', '0'], undefined, runtime)
-          assert.equal(code, 1)
-          assert.equal(stdout, '')
-          assert.match(
-            ours(stderr),
-            /^petstore-server: [^\n]*npm install better-sqlite3[^\n]*; or, to try it out, --db memory\n$/,
-          )
+          const server = await start(runtime, [])
+          try {
+            assert.match(
+              ours(server.stderr()),
+              /^petstore-server: v[\d.]+ has no built-in SQLite and better-sqlite3 is not installed: pets are kept in memory[^\n]*npm install better-sqlite3[^\n]*\n/,
+            )
+            const created = await fetch(`${server.url}/pets`, {
+              method: 'POST',
+              headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' },
+              body: JSON.stringify({ name: 'Rex', categoryId: 1 }),
+            })
+            assert.equal(created.status, 201)
+            assert.ok(!existsSync(join(project, 'petstore.db')), 'no database file without a driver')
+          } finally {
+            assert.equal((await server.stop()).code, 0)
+          }
           return
         }
         const server = await start(runtime, [])
@@ -237,6 +240,23 @@ for (const [name, found] of located) {
         }
       },
     )
+
+    if (!sqlite) {
+      it('--db sqlite:… without a SQLite driver says in one line to install better-sqlite3, exit 1', async () => {
+        const { code, stdout, stderr } = await runScriptToExit(
+          BIN,
+          ['--db', 'sqlite:./petstore.db'],
+          undefined,
+          runtime,
+        )
+        assert.equal(code, 1)
+        assert.equal(stdout, '')
+        assert.match(
+          ours(stderr),
+          /^petstore-server: [^\n]*npm install better-sqlite3[^\n]*; or, to try it out, --db memory\n$/,
+        )
+      })
+    }
 
     it('serves --db memory, with its OpenAPI document', async () => {
       const server = await start(runtime, ['--db', 'memory'])
