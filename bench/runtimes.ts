@@ -34,7 +34,7 @@ export async function runtimeServers(key: string): Promise<{ servers: RuntimeSer
       name,
       version: found.version,
       command: [runtime.command, ...runtime.args, `examples/${name}.ts`],
-      env: { ...runtime.env, PORT: '0', PETSTORE_KEY: key },
+      env: { ...runtime.env, PORT: '0', PETSTORE_API_KEYS: key },
     })
   }
   return { servers, skipped }

@@ -1,11 +1,11 @@
 // Bun: the Petstore API on Bun.serve, with pets in memory.
 //
-//   PORT=8080 PETSTORE_KEY=secret bun examples/bun.ts
+//   PORT=8080 PETSTORE_API_KEYS=secret bun examples/bun.ts
 //   curl -H 'authorization: Bearer secret' http://127.0.0.1:8080/v1/pets
 import { createPetstore, memoryStore } from 'petstore-server'
 import { serve } from 'petstore-server/bun'
 
-const handler = createPetstore({ store: memoryStore(), keys: [process.env.PETSTORE_KEY ?? 'secret'] })
+const handler = createPetstore({ store: memoryStore(), keys: (process.env.PETSTORE_API_KEYS ?? 'secret').split(',') })
 const server = await serve({ handler, port: Number(process.env.PORT ?? 8080) })
 console.log(`listening on http://127.0.0.1:${server.port}/v1`)
 

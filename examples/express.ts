@@ -1,6 +1,6 @@
 // Express: the Petstore API under /api, beside the app's own routes and their JSON parser.
 //
-//   PORT=3000 PETSTORE_KEY=secret npx tsx examples/express.ts
+//   PORT=3000 PETSTORE_API_KEYS=secret npx tsx examples/express.ts
 //   curl -H 'authorization: Bearer secret' http://127.0.0.1:3000/api/v1/pets
 import type { AddressInfo } from 'node:net'
 import express from 'express'
@@ -9,7 +9,7 @@ import { toNodeListener } from 'petstore-server/node'
 
 const petstore = createPetstore({
   store: memoryStore(),
-  keys: [process.env.PETSTORE_KEY ?? 'secret'],
+  keys: (process.env.PETSTORE_API_KEYS ?? 'secret').split(','),
   // Express hands a mounted app the full URL, so the base path includes the mount point.
   basePath: '/api/v1',
 })

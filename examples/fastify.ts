@@ -1,13 +1,17 @@
 // Fastify: the Petstore API under /api, beside the app's own routes and their JSON parser.
 //
-//   PORT=3000 PETSTORE_KEY=secret npx tsx examples/fastify.ts
+//   PORT=3000 PETSTORE_API_KEYS=secret npx tsx examples/fastify.ts
 //   curl -H 'authorization: Bearer secret' http://127.0.0.1:3000/api/v1/pets
 import Fastify from 'fastify'
 import { createPetstore, memoryStore } from 'petstore-server'
 import { toNodeListener } from 'petstore-server/node'
 
 const petstore = toNodeListener(
-  createPetstore({ store: memoryStore(), keys: [process.env.PETSTORE_KEY ?? 'secret'], basePath: '/api/v1' }),
+  createPetstore({
+    store: memoryStore(),
+    keys: (process.env.PETSTORE_API_KEYS ?? 'secret').split(','),
+    basePath: '/api/v1',
+  }),
 )
 
 const app = Fastify()

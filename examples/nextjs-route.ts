@@ -7,7 +7,7 @@ import { createPetstore, memoryStore } from 'petstore-server'
 // One store per server process: in production pass sqliteStore(…) or postgresStore(…) instead.
 const petstore = createPetstore({
   store: memoryStore(),
-  keys: [process.env.PETSTORE_KEY ?? 'secret'],
+  keys: (process.env.PETSTORE_API_KEYS ?? 'secret').split(','),
   basePath: '/api/v1',
 })
 

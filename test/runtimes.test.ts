@@ -121,7 +121,8 @@ describe('every way of serving passes the shared HTTP checks', { concurrency: tr
       const server = await startScript(
         served.script,
         [],
-        { PORT: '0', PETSTORE_KEY: KEY },
+        // Two keys, comma-separated as the binary reads them: the checks use the second.
+        { PORT: '0', PETSTORE_API_KEYS: `retired-key,${KEY}` },
         runtimeFor(served.runtime, ['--allow-net', '--allow-env']),
       )
       try {
@@ -140,7 +141,7 @@ describe('every way of serving passes the shared HTTP checks', { concurrency: tr
     assert.deepEqual(Object.keys(route).sort(), ['GET', 'HEAD', 'OPTIONS', 'POST'])
     // What Next.js does: call the export named after the method.
     const next = (request: Request) => (route[request.method] as (request: Request) => Promise<Response>)(request)
-    const key = process.env.PETSTORE_KEY ?? 'secret'
+    const key = process.env.PETSTORE_API_KEYS ?? 'secret'
     await checkServing(next, '/api/v1', key)
     await checkBodies(next, '/api/v1', key)
   })
