@@ -9,7 +9,10 @@
 //                    [--only memory,sqlite,postgres,mysql,embedded,runtimes]
 //                    [--scenarios list,filtered,get,create,unauthorized,missing,invalid,noroute]
 //                    [--ours-cmd "CMD ARGS"]
-//                    [--at-once ours|all|off]
+//                    [--at-once ours|all|off] [--svg FILE]
+//
+// Besides its tables, it writes the at-once ratios as a chart (bench/chart.ts) to --svg FILE,
+// bench/results.svg by default.
 //
 // Scenarios: list (?limit=20), filtered (?status=sold&limit=100), get (one pet),
 // create (POST), unauthorized (list with a wrong key: a 401, the cost of a
@@ -27,7 +30,7 @@
 // beside our binary and the node:http yardstick, on the memory store.
 //
 // Rounds: each round starts every server afresh (a fresh database too), one
-// at a time, each seeded and warmed up alone (bench/README.md, "Start-up"),
+// at a time, each seeded and warmed up alone (bench/README.md, "Why the comparison is fair"),
 // then runs every scenario on every server, the servers in an order rotated
 // from round to round (and scenario to scenario), so that drift of the
 // machine (heat, other load) hits them all alike; a server's figure is its
@@ -77,12 +80,13 @@
 // threads would share the generator's one core and add no capacity. On a
 // machine with more cores, pin the servers and the generator to disjoint sets.
 import { randomBytes } from 'node:crypto'
-import { existsSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs'
+import { existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { mkdtemp } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
 import { measureAtOnce } from './at-once.js'
+import { barsOf, CHART_TITLE, chartSvg } from './chart.js'
 import { Cleanups } from './cleanups.js'
 import {
   CONNECTIONS,
@@ -173,6 +177,8 @@ interface Options {
   loadgen: LoadgenName
   /** Which servers each round also measures at once with the reference (bench/at-once.ts): ours, all of them, or none. */
   atOnce: 'ours' | 'all' | 'off'
+  /** Where the chart of the at-once ratios goes. */
+  svg: string
 }
 
 /** A server to start: its name in the tables, its full command line, its environment. */
@@ -217,6 +223,7 @@ function parseOptions(): Options {
       'ours-cmd': { type: 'string' },
       loadgen: { type: 'string' },
       'at-once': { type: 'string', default: 'ours' },
+      svg: { type: 'string', default: 'bench/results.svg' },
     },
   })
   const [atOnce = 'ours'] = nameList('--at-once', values['at-once'], ['ours', 'all', 'off'] as const)
@@ -226,6 +233,7 @@ function parseOptions(): Options {
     durationSeconds: wholeNumber('--duration', values.duration),
     rounds: wholeNumber('--rounds', values.rounds),
     json: values.json,
+    svg: values.svg,
     groups: nameList('--only', values.only, GROUP_NAMES),
     scenarios:
       values.scenarios === undefined
@@ -485,7 +493,7 @@ async function benchGroup(
       names = specs.map((spec) => spec.name)
       // New processes each round, started, seeded and warmed up one at a time while the others sit idle:
       // Node processes started, or left running, beside each other on one core came out up to 30% slower for
-      // good, at random (bench/README.md, "Start-up"). A round is then what a fresh server does.
+      // good, at random (bench/README.md, "Why the comparison is fair"). A round is then what a fresh server does.
       log(
         `[${name}] round ${round + 1}/${options.rounds}: starting, seeding (${SEED_COUNT} pets), warming up ${names.join(', ')}`,
       )
@@ -527,7 +535,7 @@ async function benchGroup(
       // At once, each server with a yardstick of its own, the two started afresh and warmed up alone, one
       // after the other: paired with the round's one yardstick in turn, a server idle while that yardstick
       // ran the pairs before its own came out 10-15 points lower than paired first (Fastify's list 0.71
-      // against 0.82-0.85, bench/README.md "At once"), and ours was always paired first.
+      // against 0.82-0.85, bench/README.md, "How to read the output"), and ours was always paired first.
       // Specs afresh for each pair too: a yardstick reopening the last pair's SQLite file would hold its pets twice.
       const partners = names.filter((server) => server !== reference && atOnceWith(options.atOnce, server))
       for (const partnerName of names.includes(reference) ? partners : []) {
@@ -734,6 +742,11 @@ async function main(): Promise<void> {
     }
   }
 
+  const bars = barsOf(results)
+  if (bars.length > 0) {
+    writeFileSync(options.svg, chartSvg(bars, CHART_TITLE))
+    log(`chart of the at-once ratios: ${options.svg}`)
+  }
   if (options.json) {
     process.stdout.write(`${JSON.stringify({ config, notes, groups: results }, null, 2)}\n`)
     return
