@@ -1,22 +1,23 @@
 /**
  * What a user copies is what the tests run: every program in examples/ is in
- * the README verbatim, and every one is run by a test (the servers by
+ * the docs (README.md or docs/*.md) verbatim, and every one is run by a test (the servers by
  * test/runtimes.test.ts on their runtimes, `*.test.ts` examples by `npm test`).
  */
 import assert from 'node:assert/strict'
 import { readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { it } from 'node:test'
+import { docFiles } from './helpers/markdown.js'
 import { repoRoot } from './helpers/spawn-server.js'
 
 const read = (path: string) => readFileSync(join(repoRoot, path), 'utf8')
 const examples = readdirSync(join(repoRoot, 'examples')).filter((file) => file.endsWith('.ts'))
 
-it('every example is in the README, verbatim', () => {
-  const readme = read('README.md')
+it('every example is in the docs, verbatim', () => {
+  const docs = docFiles(repoRoot).map(read).join('\n')
   assert.ok(examples.length >= 8, 'the examples were found')
-  const missing = examples.filter((file) => !readme.includes(`\`\`\`ts\n${read(`examples/${file}`).trimEnd()}\n\`\`\``))
-  assert.deepEqual(missing, [], 'README snippets that differ from their file (or are absent)')
+  const missing = examples.filter((file) => !docs.includes(`\`\`\`ts\n${read(`examples/${file}`).trimEnd()}\n\`\`\``))
+  assert.deepEqual(missing, [], 'snippets in the docs that differ from their file (or are absent)')
 })
 
 it('every example is run by a test', () => {
