@@ -10,7 +10,7 @@
 //
 // Each command gets `--port 0 --key KEY` and must print http://HOST:PORT/v1 when ready (the
 // binary and the peers do). As in `npm run bench`, every round starts each server afresh,
-// one at a time, pinned to CPU 0, seeded and warmed up alone (bench/README.md, "Start-up");
+// one at a time, pinned to CPU 0, seeded and warmed up alone (bench/README.md, "Why the comparison is fair");
 // then each, in an order that rotates, gets 2 s of warm-up on the scenario and the
 // measurement, wrk (or autocannon) on CPU 1. CPU per request is the server's process group's
 // user + system time over the measurement (Linux /proc), divided by the requests answered.

@@ -2,8 +2,8 @@
 // up, then its counters zeroed and a fixed number of requests sent. A count of the server's
 // own user-space instructions, not of seconds: on a noisy VM, where
 // req/s moves 10–20% between fresh processes of the same build, it tells a 1% change apart.
-// It leaves out the kernel (the writev, the wake-ups: see bench/README.md, "What a ratio
-// includes"), so it says what our code costs, and `npm run bench` what a user gets.
+// It leaves out the kernel (the writev, the wake-ups), so it says what our code costs, and
+// `npm run bench` what a user gets.
 //
 //   npm run bench:instructions -- --server "before=node .bench-before/bin/petstore-server.js --db memory --log off" \
 //                                 --server "after=node dist/bin/petstore-server.js --db memory --log off" \

@@ -62,7 +62,7 @@ export const WARMUP_SECONDS = 2
 /**
  * Seeds a server just started and warms it up on the list, while the other servers sit
  * idle: started or warmed beside each other, Node processes came out up to 30% slower at
- * random (bench/README.md, "Start-up"). Returns the seed, for the scenarios' ids.
+ * random (bench/README.md, "Why the comparison is fair"). Returns the seed, for the scenarios' ids.
  */
 export async function seedAndWarm(generator: LoadgenName, baseUrl: string, key: string): Promise<SeedResult> {
   const seeded = await seed(baseUrl, key)

@@ -2,7 +2,7 @@
 // makes every request of every node:http server in the process first spin for
 // PETSTORE_BENCH_SPIN_NS nanoseconds of pure CPU (no allocation), and changes nothing else.
 // With bench/ab.ts it shows what one more microsecond of work per request costs in req/s and
-// in CPU per request on this machine (bench/README.md, "What a ratio includes"). Run it with
+// in CPU per request on this machine. Run it with
 // PETSTORE_BENCH_SPIN_NS=0 too: that is the wrapper's own cost.
 import http from 'node:http'
 import { syncBuiltinESMExports } from 'node:module'

@@ -104,7 +104,7 @@ describe('the packed tarball', () => {
 
   it("petstore-server/node loads @whatwg-node/server only for a handler that is not createPetstore's", async () => {
     // CommonJS, so that require.cache tells what is loaded. Merely loaded, its fetch ponyfill made
-    // other servers in the process slower (bench/README.md, "At once").
+    // other servers in the process slower (bench/README.md, "How to read the output").
     const script = `
 const http = require('node:http')
 const { createPetstore, memoryStore } = require('petstore-server')
