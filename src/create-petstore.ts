@@ -51,7 +51,7 @@ export function createPetstore(options: PetstoreOptions): FetchHandler {
  * drives without building a `Request` or a `Response`, and what the binary
  * and `withDocs` add routes to.
  */
-export function createEngine(options: PetstoreOptions): ApiEngine {
+function createEngine(options: PetstoreOptions): ApiEngine {
   optionsObject('createPetstore', 'options', options, '{ store, keys }')
   knownOptions('createPetstore', options, OPTION_NAMES)
   const store = checkStore(options.store)

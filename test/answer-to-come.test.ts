@@ -6,9 +6,8 @@
  */
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
-import { createEngine } from '../src/create-petstore.js'
-import { AnswerToCome, type ApiAnswer, fromRequest } from '../src/http/exchange.js'
-import { memoryStore } from '../src/index.js'
+import { AnswerToCome, type ApiAnswer, engineOf, fromRequest } from '../src/http/exchange.js'
+import { createPetstore, memoryStore } from '../src/index.js'
 import { AUTH, KEY } from './helpers/client.js'
 
 const create = (body: string) =>
@@ -20,9 +19,11 @@ const create = (body: string) =>
     }),
   )
 
-/** The engine's result for a create of `body`, which must be an AnswerToCome. */
+/** The result of a create of `body` by the engine the Node adapter drives, which must be an AnswerToCome. */
 function toCome(body: string): AnswerToCome {
-  const result = createEngine({ store: memoryStore(), keys: [KEY] })(create(body))
+  const engine = engineOf(createPetstore({ store: memoryStore(), keys: [KEY] }))
+  assert.ok(engine, 'the handler carries its engine')
+  const result = engine(create(body))
   assert.ok(result instanceof AnswerToCome)
   return result
 }
