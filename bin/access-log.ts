@@ -97,7 +97,7 @@ function hostName(): string {
  *
  * @example
  * ```ts
- * createEngine({ store, keys, onResponse: accessLog('json', 'info') })
+ * createPetstore({ store, keys, onResponse: accessLog('json', 'info') })
  * ```
  */
 export function accessLog(format: LogFormat, level: LogLevel, write?: (line: string) => void): OnResponse | undefined {

@@ -51,7 +51,7 @@ const BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5
  * @example
  * ```ts
  * const metrics = await requestMetrics(store, inWorker)
- * createEngine({ store, keys, onResponse: metrics.onResponse })
+ * createPetstore({ store, keys, onResponse: metrics.onResponse })
  * ```
  */
 export async function requestMetrics(store: PetStore, inWorker = false): Promise<RequestMetrics> {
