@@ -61,12 +61,8 @@ type Tracked = Socket & {
  * sockets, oldest first: a request unlinks its connection, its answer appends
  * it again, each a few property writes. The one idle the longest is the head,
  * found in O(1) (a newcomer from a capped address walks from the head to that
- * address's first). Two designs came before: two Maps in idle order (a delete
- * and a set with a clock read per request: 0.3 µs of a 16 µs refusal), then an
- * idle-order number per socket, the oldest found by a walk over all open
- * connections, which at 1,024 connections took 45 µs per eviction and halved
- * the rate at which an idle flood at the cap could be turned over. New
- * connections are also kept in one Map, in the order they connected, with the
+ * address's first): a walk over all open connections per eviction would slow
+ * down the turnover of an idle flood at the cap. New connections are also kept in one Map, in the order they connected, with the
  * time: a sweep a few times a second walks only those past their deadline. A
  * busy connection is never closed for room: when every connection is busy,
  * the newcomer is refused, as Node's own `maxConnections` would.
@@ -85,9 +81,8 @@ type Tracked = Socket & {
  * Nothing per request goes into a Map keyed by the request's own objects, and
  * idle marks are small integers: a Map holding each in-flight answer, or a
  * `Date.now()` (a boxed number) per answer, got young objects promoted, and
- * under load a full collection ran several times a second, each pausing the
- * server 5–7 ms (profiled with --trace-gc: the cause of a p99 twice the lean
- * node:http peer's). A connection's answers in flight are kept on its socket.
+ * under load full collections ran several times a second, each pausing the
+ * server for milliseconds. A connection's answers in flight are kept on its socket.
  */
 export function guardConnections(server: Server, limits: ConnectionLimits): ConnectionGuard {
   const { maxConnections, maxConnectionsPerAddress, firstRequestTimeoutMs } = limits

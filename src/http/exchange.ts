@@ -208,7 +208,7 @@ function declaredLength(request: Request): number {
  * the request only when asked: under `@hono/node-server`, `request.body`
  * turns its light request into a full web `Request` (stream, headers,
  * signal), and `request.signal` makes an `AbortController`. A class, not an
- * object literal with getters (see `NodeApiRequest` in adapters/node/index.ts).
+ * object literal with getters (see `NodeApiRequest` in adapters/node/request.ts).
  */
 class WebApiRequest implements ApiRequest {
   readonly method: string
