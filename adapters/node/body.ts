@@ -7,74 +7,15 @@
 import type { IncomingMessage } from 'node:http'
 import { tooLarge, utf8Text } from '../../src/http/body.js'
 
-/**
- * The body's chunks as they arrive. Leaving the loop early removes the
- * listeners and pauses the stream: Node's own async iterator would destroy
- * the socket, and with it the answer (a 413) not yet written.
- */
-export function bodyOf(request: IncomingMessage): AsyncIterable<Uint8Array> {
-  return {
-    [Symbol.asyncIterator]() {
-      const chunks: Buffer[] = []
-      let ended = false
-      let failure: Error | undefined
-      let wake: (() => void) | undefined
-      const notify = () => {
-        wake?.()
-        wake = undefined
-      }
-      const onData = (chunk: Buffer) => {
-        chunks.push(chunk)
-        notify()
-      }
-      const onEnd = () => {
-        ended = true
-        notify()
-      }
-      const onError = (error: Error) => {
-        failure = error
-        notify()
-      }
-      const onClose = () => {
-        if (!ended) failure ??= new Error('the client closed the connection before the body ended')
-        notify()
-      }
-      const stop = () => {
-        request.off('data', onData).off('end', onEnd).off('error', onError).off('close', onClose)
-        request.pause()
-      }
-      request.on('data', onData).on('end', onEnd).on('error', onError).on('close', onClose)
-      return {
-        async next(): Promise<IteratorResult<Uint8Array>> {
-          while (chunks.length === 0 && !ended && failure === undefined) {
-            await new Promise<void>((resolve) => {
-              wake = resolve
-            })
-          }
-          const chunk = chunks.shift()
-          if (chunk !== undefined) return { done: false, value: chunk }
-          stop()
-          if (failure !== undefined) throw failure
-          return { done: true, value: undefined }
-        },
-        async return(): Promise<IteratorResult<Uint8Array>> {
-          stop()
-          return { done: true, value: undefined }
-        },
-      }
-    },
-  }
-}
-
 /** Where a request read whole keeps its {@link BodyRead}, for the listeners every request shares. */
 const READING = Symbol('petstore-server.body-read')
 type Reading = IncomingMessage & { [READING]?: BodyRead | undefined }
 
 /**
- * One body read whole ({@link NodeApiRequest.readText}). The listeners are
- * module-level functions shared by every request, so a read costs this one
- * object (a class: one hidden class, see {@link NodeApiRequest}) and one promise,
- * where `bodyOf` costs six closures, an iterator and a promise per chunk.
+ * One body read whole ({@link readBodyText}). The listeners are module-level
+ * functions shared by every request, so a read costs this one object (a class:
+ * one hidden class) and one promise, where an async iterator would cost
+ * closures, an iterator and a promise per chunk.
  */
 class BodyRead {
   /** The first chunk, kept as it is: a small body arrives in one. */
@@ -91,8 +32,8 @@ class BodyRead {
 }
 
 /**
- * Ends a read that stops early (413, a broken-off body): the listeners off and the stream paused, as
- * `bodyOf` leaves it, so the socket lives on and the answer can still be written.
+ * Ends a read that stops early (413, a broken-off body): the listeners off and the stream paused, not
+ * destroyed as Node's own async iterator would, so the socket lives on and the answer can still be written.
  */
 function stopReading(request: Reading): BodyRead {
   const read = request[READING] as BodyRead

@@ -8,7 +8,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { TLSSocket } from 'node:tls'
 import type { AbortLike, ApiRequest } from '../../src/http/exchange.js'
 import { authorityParses } from '../../src/http/request-target.js'
-import { bodyOf, readBodyText } from './body.js'
+import { readBodyText } from './body.js'
 
 /**
  * Answers to `Expect: 100-continue` whose `100 Continue` is not sent yet
@@ -96,12 +96,21 @@ export function allAuthorization(raw: readonly string[], first: string): string 
 }
 
 /**
+ * What `body()` gives where there is a body: a request with `readText` is read through it, never
+ * iterated (`ApiRequest.readText`), so nothing reads chunks here; one that tried would be told.
+ */
+const READ_AS_TEXT: AsyncIterable<Uint8Array> = {
+  [Symbol.asyncIterator]() {
+    throw new TypeError('petstore-server/node: a request body is read with readText(), not iterated')
+  },
+}
+
+/**
  * Node's request as the API reads it, without copying it into a `Request`
- * unless one is asked for. It is its own body's iterable, so that `body()`
- * allocates nothing when only asked whether there is one, and its own abort
- * signal (the client going away before its answer is written): listeners go
- * on the response only while someone listens, so a request that waits on
- * nothing pays for no `AbortController`, nor for a second object.
+ * unless one is asked for. It is its own abort signal (the client going away
+ * before its answer is written): listeners go on the response only while
+ * someone listens, so a request that waits on nothing pays for no
+ * `AbortController`, nor for a second object.
  *
  * A class, not an object literal with getters: V8 makes such a literal a
  * dictionary-mode object whose accessor pair is allocated in old space, and
@@ -109,7 +118,7 @@ export function allAuthorization(raw: readonly string[], first: string): string 
  * until a full collection: under load the server spent much of its CPU in
  * GC. test/request-shape checks that these objects stay fast.
  */
-export class NodeApiRequest implements ApiRequest, AbortLike, AsyncIterable<Uint8Array> {
+export class NodeApiRequest implements ApiRequest, AbortLike {
   readonly method: string
   readonly target: string | undefined
   private absolute: string | undefined = undefined
@@ -165,22 +174,13 @@ export class NodeApiRequest implements ApiRequest, AbortLike, AsyncIterable<Uint
   body(): AsyncIterable<Uint8Array> | null {
     // As @whatwg-node/server does: every method but GET and HEAD has a body, if only an empty one (which
     // readJson tells from a body without a type by reading it).
-    return this.method === 'GET' || this.method === 'HEAD' ? null : this
-  }
-
-  [Symbol.asyncIterator](): AsyncIterator<Uint8Array> {
-    this.continue()
-    return bodyOf(this.request)[Symbol.asyncIterator]()
+    return this.method === 'GET' || this.method === 'HEAD' ? null : READ_AS_TEXT
   }
 
   readText(maxBytes: number): Promise<string> {
-    this.continue()
-    return readBodyText(this.request, maxBytes)
-  }
-
-  /** The 100 goes out when reading begins: after the checks of type and declared length, not before. */
-  private continue(): void {
+    // The 100 goes out when reading begins: after the checks of type and declared length, not before.
     if (awaitingContinue.delete(this.response)) this.response.writeContinue()
+    return readBodyText(this.request, maxBytes)
   }
 
   toRequest(): Request {
