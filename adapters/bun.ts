@@ -3,10 +3,10 @@
  *
  * @module
  */
+import type { AnyFetchHandler as FetchHandler } from '../src/http/fetch-handler.js'
 import { checkServeOptions } from '../src/util/option-checks.js'
 
-/** Any web-standard fetch handler, such as the one `createPetstore` returns. */
-export type FetchHandler = (request: Request) => Response | Promise<Response>
+export type { FetchHandler }
 
 /**
  * The members of Bun's `Server` used here. Typed locally: the package does
@@ -20,11 +20,7 @@ export interface BunServer {
 }
 
 interface BunGlobal {
-  serve(options: {
-    fetch: (request: Request) => Response | Promise<Response>
-    port: number
-    hostname: string
-  }): BunServer
+  serve(options: { fetch: FetchHandler; port: number; hostname: string }): BunServer
 }
 
 /** Options of {@link serve}. */

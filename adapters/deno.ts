@@ -3,10 +3,10 @@
  *
  * @module
  */
+import type { AnyFetchHandler as FetchHandler } from '../src/http/fetch-handler.js'
 import { checkServeOptions } from '../src/util/option-checks.js'
 
-/** Any web-standard fetch handler, such as the one `createPetstore` returns. */
-export type FetchHandler = (request: Request) => Response | Promise<Response>
+export type { FetchHandler }
 
 /**
  * The members of Deno's `HttpServer` used here. Typed locally: the package's
@@ -21,7 +21,7 @@ export interface DenoServer {
 interface DenoGlobal {
   serve(
     options: { port: number; hostname: string; onListen: (addr: unknown) => void },
-    handler: (request: Request) => Response | Promise<Response>,
+    handler: FetchHandler,
   ): DenoServer
 }
 

@@ -12,15 +12,14 @@ import { normalizeBasePath, trimSlashes } from '../src/http/base-path.js'
 import { type DocsAssetLoader, docsRoutes } from '../src/http/docs-page.js'
 import { createApiEngine, isApiEngine } from '../src/http/engine.js'
 import { engineOf, fromRequest, toFetchHandler, toResponse } from '../src/http/exchange.js'
+import type { AnyFetchHandler, FetchHandler } from '../src/http/fetch-handler.js'
 import { createFinish, reporter } from '../src/http/finish.js'
 import { parseTarget } from '../src/http/request-target.js'
 import { RouteTable } from '../src/http/route-table.js'
 import { knownOptions, optionalFunction, optionsObject, shown } from '../src/util/option-checks.js'
 
 export { DOCS_CSP, type DocsAsset, type DocsAssetLoader } from '../src/http/docs-page.js'
-
-/** Any web-standard fetch handler, such as the one `createPetstore` returns. */
-export type FetchHandler = (request: Request) => Response | Promise<Response>
+export type { AnyFetchHandler as FetchHandler } from '../src/http/fetch-handler.js'
 
 /** Options of {@link withDocs}. */
 export interface WithDocsOptions {
@@ -68,10 +67,7 @@ export function swaggerUiAssets(): DocsAssetLoader {
  * // → http://127.0.0.1:8080/v1/docs
  * ```
  */
-export function withDocs(
-  handler: FetchHandler,
-  options: WithDocsOptions = {},
-): (request: Request) => Promise<Response> {
+export function withDocs(handler: AnyFetchHandler, options: WithDocsOptions = {}): FetchHandler {
   const owner = 'withDocs'
   if (typeof handler !== 'function') {
     throw new TypeError(`${owner}: handler must be a fetch handler, such as createPetstore's; got ${shown(handler)}`)

@@ -5,5 +5,6 @@
  *
  * @module
  */
-export { type FetchHandler, type NodeListener, toNodeListener } from './listener.js'
+export type { AnyFetchHandler as FetchHandler } from '../../src/http/fetch-handler.js'
+export { type NodeListener, toNodeListener } from './listener.js'
 export { type RunningServer, type ServeOptions, serve } from './serve.js'

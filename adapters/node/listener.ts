@@ -9,12 +9,10 @@ import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { createServerAdapter } from '@whatwg-node/server'
 import { oneLineOf } from '../../src/api/errors.js'
 import { AnswerToCome, type Engine, engineOf, pending, toResponse } from '../../src/http/exchange.js'
+import type { AnyFetchHandler as FetchHandler } from '../../src/http/fetch-handler.js'
 import { shown } from '../../src/util/option-checks.js'
 import { allAuthorization, awaitingContinue, NodeApiRequest } from './request.js'
 import { lastResort, lingerThenClose, send } from './response.js'
-
-/** Any web-standard fetch handler, such as the one `createPetstore` returns. */
-export type FetchHandler = (request: Request) => Response | Promise<Response>
 
 /** A Node request listener: for `http.createServer`, Express `app.use`, or any connect-style stack. */
 export type NodeListener = (request: IncomingMessage, response: ServerResponse) => void

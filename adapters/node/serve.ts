@@ -7,10 +7,11 @@
 import { createServer, type IncomingMessage, type Server, ServerResponse } from 'node:http'
 import type { AddressInfo, Socket } from 'node:net'
 import { PetstoreError } from '../../src/api/errors.js'
+import type { AnyFetchHandler as FetchHandler } from '../../src/http/fetch-handler.js'
 import type { OnResponse } from '../../src/http/observe.js'
 import { checkServeOptions, MAX_TIMER_MS, optionalFunction, wholeNumber } from '../../src/util/option-checks.js'
 import { guardConnections } from './connection-guard.js'
-import { type FetchHandler, toNodeListener } from './listener.js'
+import { toNodeListener } from './listener.js'
 import { answerClientError, answerConnect, hostProblem, refuse } from './own-answers.js'
 import { awaitingContinue } from './request.js'
 

@@ -9,6 +9,7 @@
 
 import { utf8Length } from '../util/utf8-length.js'
 import { readLimited, tooLarge, utf8Text } from './body.js'
+import type { FetchHandler } from './fetch-handler.js'
 
 /** The signal of a client going away: an `AbortSignal`, or anything as small that behaves like one. */
 export interface AbortLike {
@@ -265,7 +266,7 @@ export function toResponse({ status, headers, body }: ApiAnswer): Response {
  * A fetch handler over `engine`, carrying it under {@link ENGINE} so that an
  * adapter of this package can skip the `Request`/`Response` round trip.
  */
-export function toFetchHandler(engine: Engine): ((request: Request) => Promise<Response>) & { [ENGINE]: Engine } {
+export function toFetchHandler(engine: Engine): FetchHandler & { [ENGINE]: Engine } {
   const handler = async (request: Request) => toResponse(await engine(fromRequest(request)))
   return Object.assign(handler, { [ENGINE]: engine })
 }
