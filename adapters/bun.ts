@@ -4,9 +4,9 @@
  * @module
  */
 import type { AnyFetchHandler as FetchHandler } from '../src/http/fetch-handler.js'
-import { checkServeOptions } from '../src/util/option-checks.js'
+import { type BaseServeOptions, baseOptions, type Running, runtimeGlobal, stopWithin } from './shared/serving.js'
 
-export type { FetchHandler }
+export type { AnyFetchHandler as FetchHandler } from '../src/http/fetch-handler.js'
 
 /**
  * The members of Bun's `Server` used here. Typed locally: the package does
@@ -24,38 +24,15 @@ interface BunGlobal {
 }
 
 /** Options of {@link serve}. */
-export interface ServeOptions {
-  handler: FetchHandler
-  /** `0` picks a free port. @default 8080 */
-  port?: number | undefined
-  /** @default '127.0.0.1' */
-  hostname?: string | undefined
-  /**
-   * How long {@link RunningServer.close} lets requests in flight finish before
-   * it cuts the connections still open. @default 10_000
-   */
-  shutdownTimeoutMs?: number | undefined
-}
+export type ServeOptions = BaseServeOptions
 
-/** A running server. */
-export interface RunningServer {
-  /** The underlying `Bun.serve` server. */
-  server: BunServer
-  /** The port actually bound (useful with `port: 0`). */
-  port: number
-  hostname: string
-  /**
-   * Stops accepting connections, closes idle keep-alive connections, lets
-   * requests in flight finish, and resolves once every connection is closed,
-   * at the latest `shutdownTimeoutMs` after the call: then the connections
-   * still open are cut. Calling it again returns the same promise.
-   */
-  close(): Promise<void>
-}
+/** A running server: the underlying `Bun.serve` server is `server`. */
+export type RunningServer = Running<BunServer>
 
 /**
  * Serves a fetch handler with `Bun.serve` and resolves once it listens.
- * Throws (rejects) anywhere but on Bun.
+ * Throws (rejects) anywhere but on Bun. Its `close()` cuts the connections
+ * still open at `shutdownTimeoutMs`.
  *
  * @example
  * ```ts
@@ -66,10 +43,8 @@ export interface RunningServer {
  * ```
  */
 export async function serve(options: ServeOptions): Promise<RunningServer> {
-  checkServeOptions('petstore-server/bun serve', options, ['handler', 'port', 'hostname', 'shutdownTimeoutMs'])
-  const { handler, port = 8080, hostname = '127.0.0.1', shutdownTimeoutMs = 10_000 } = options
-  const bun = (globalThis as unknown as { Bun?: BunGlobal }).Bun
-  if (!bun) throw new Error('petstore-server/bun needs Bun (Bun.serve); on Node, use petstore-server/node')
+  const { handler, port, hostname, shutdownTimeoutMs } = baseOptions('petstore-server/bun serve', options)
+  const bun = runtimeGlobal<BunGlobal>('Bun')
   // Bun passes the server as a second argument; a handler written for one argument must not see it.
   const server = bun.serve({ fetch: (request) => handler(request), port, hostname })
   let closing: Promise<void> | undefined
@@ -78,14 +53,13 @@ export async function serve(options: ServeOptions): Promise<RunningServer> {
     port: server.port,
     hostname,
     close() {
-      closing ??= new Promise<void>((resolve, reject) => {
-        // stop(true) cuts what is still open; the graceful stop() below then resolves too.
-        const deadline = setTimeout(() => void server.stop(true), shutdownTimeoutMs)
-        // Without `true`, stop() closes idle connections at once and waits for the others' answers.
-        Promise.resolve(server.stop())
-          .then(resolve, reject)
-          .finally(() => clearTimeout(deadline))
-      })
+      // Without `true`, stop() closes idle connections at once and waits for the others' answers;
+      // stop(true) cuts what is still open, and the graceful stop() then resolves too.
+      closing ??= stopWithin(
+        shutdownTimeoutMs,
+        () => server.stop(),
+        () => void server.stop(true),
+      )
       return closing
     },
   }

@@ -4,9 +4,9 @@
  * @module
  */
 import type { AnyFetchHandler as FetchHandler } from '../src/http/fetch-handler.js'
-import { checkServeOptions } from '../src/util/option-checks.js'
+import { type BaseServeOptions, baseOptions, type Running, runtimeGlobal, stopWithin } from './shared/serving.js'
 
-export type { FetchHandler }
+export type { AnyFetchHandler as FetchHandler } from '../src/http/fetch-handler.js'
 
 /**
  * The members of Deno's `HttpServer` used here. Typed locally: the package's
@@ -26,39 +26,16 @@ interface DenoGlobal {
 }
 
 /** Options of {@link serve}. */
-export interface ServeOptions {
-  handler: FetchHandler
-  /** `0` picks a free port. @default 8080 */
-  port?: number | undefined
-  /** @default '127.0.0.1' */
-  hostname?: string | undefined
-  /**
-   * How long {@link RunningServer.close} waits for requests in flight.
-   * @default 10_000
-   */
-  shutdownTimeoutMs?: number | undefined
-}
+export type ServeOptions = BaseServeOptions
 
-/** A running server. */
-export interface RunningServer {
-  /** The underlying `Deno.serve` server. */
-  server: DenoServer
-  /** The port actually bound (useful with `port: 0`). */
-  port: number
-  hostname: string
-  /**
-   * Stops accepting connections, closes idle keep-alive connections, lets
-   * requests in flight finish, and resolves once they have, at the latest
-   * `shutdownTimeoutMs` after the call. Deno cannot cut connections once a
-   * graceful shutdown has begun, so past that time the ones still open are
-   * left to end with the process. Calling it again returns the same promise.
-   */
-  close(): Promise<void>
-}
+/** A running server: the underlying `Deno.serve` server is `server`. */
+export type RunningServer = Running<DenoServer>
 
 /**
  * Serves a fetch handler with `Deno.serve` and resolves once it listens.
- * Throws (rejects) anywhere but on Deno.
+ * Throws (rejects) anywhere but on Deno. Its `close()` cannot cut
+ * connections: past `shutdownTimeoutMs` the ones still open are left to end
+ * with the process.
  *
  * @example
  * ```ts
@@ -69,10 +46,8 @@ export interface RunningServer {
  * ```
  */
 export async function serve(options: ServeOptions): Promise<RunningServer> {
-  checkServeOptions('petstore-server/deno serve', options, ['handler', 'port', 'hostname', 'shutdownTimeoutMs'])
-  const { handler, port = 8080, hostname = '127.0.0.1', shutdownTimeoutMs = 10_000 } = options
-  const deno = (globalThis as unknown as { Deno?: DenoGlobal }).Deno
-  if (!deno) throw new Error('petstore-server/deno needs Deno (Deno.serve); on Node, use petstore-server/node')
+  const { handler, port, hostname, shutdownTimeoutMs } = baseOptions('petstore-server/deno serve', options)
+  const deno = runtimeGlobal<DenoGlobal>('Deno')
   const server = deno.serve(
     // The default onListen prints "Listening on …" to stdout: the program decides what to print.
     { port, hostname, onListen: () => {} },
@@ -85,14 +60,8 @@ export async function serve(options: ServeOptions): Promise<RunningServer> {
     port: server.addr.port,
     hostname,
     close() {
-      closing ??= new Promise<void>((resolve, reject) => {
-        // Aborting Deno.serve's `signal` would cut connections, but once shutdown() has begun it throws instead.
-        const deadline = setTimeout(resolve, shutdownTimeoutMs)
-        server
-          .shutdown()
-          .then(resolve, reject)
-          .finally(() => clearTimeout(deadline))
-      })
+      // Aborting Deno.serve's `signal` would cut connections, but once shutdown() has begun it throws instead.
+      closing ??= stopWithin(shutdownTimeoutMs, () => server.shutdown())
       return closing
     },
   }

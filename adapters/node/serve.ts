@@ -7,21 +7,16 @@
 import { createServer, type IncomingMessage, type Server, ServerResponse } from 'node:http'
 import type { AddressInfo, Socket } from 'node:net'
 import { PetstoreError } from '../../src/api/errors.js'
-import type { AnyFetchHandler as FetchHandler } from '../../src/http/fetch-handler.js'
 import type { OnResponse } from '../../src/http/observe.js'
-import { checkServeOptions, MAX_TIMER_MS, optionalFunction, wholeNumber } from '../../src/util/option-checks.js'
+import { MAX_TIMER_MS, optionalFunction, wholeNumber } from '../../src/util/option-checks.js'
+import { type BaseServeOptions, baseOptions, type Running, stopWithin } from '../shared/serving.js'
 import { guardConnections } from './connection-guard.js'
 import { toNodeListener } from './listener.js'
 import { answerClientError, answerConnect, hostProblem, refuse } from './own-answers.js'
 import { awaitingContinue } from './request.js'
 
 /** Options of {@link serve}. Every limit has a default meant for a server exposed as it is. */
-export interface ServeOptions {
-  handler: FetchHandler
-  /** `0` picks a free port. @default 8080 */
-  port?: number | undefined
-  /** @default '127.0.0.1' */
-  hostname?: string | undefined
+export interface ServeOptions extends BaseServeOptions {
   /**
    * Time a client has to send a request's line and headers. A client that sends
    * them byte by byte (a "slow loris"), or connects and sends nothing, gets a 408
@@ -74,13 +69,6 @@ export interface ServeOptions {
    */
   firstRequestTimeoutMs?: number | undefined
   /**
-   * How long {@link RunningServer.close} waits for requests in flight before it
-   * cuts the connections still open. Under Kubernetes' default 30 s grace
-   * period with room to spare; the API's own requests take milliseconds.
-   * @default 10_000
-   */
-  shutdownTimeoutMs?: number | undefined
-  /**
    * Told of the answers written here rather than by the handler (a 408 to a
    * slow client, a 431, a 400 for malformed HTTP or a missing or repeated `Host`, a 405 to
    * CONNECT, a 417), which carry an `X-Request-Id` too. Give it the hook the
@@ -91,23 +79,8 @@ export interface ServeOptions {
   onResponse?: OnResponse | undefined
 }
 
-/** A running server. */
-export interface RunningServer {
-  /** The underlying `node:http` server. */
-  server: Server
-  /** The port actually bound (useful with `port: 0`). */
-  port: number
-  hostname: string
-  /**
-   * Stops accepting connections, closes idle keep-alive connections and those
-   * that have not sent a whole request head yet, lets requests in flight
-   * finish (their answers say `Connection: close`), and resolves once every
-   * connection is gone, at the latest `shutdownTimeoutMs` after the call: then
-   * the connections still open are cut, and a line on stderr says how many.
-   * Calling it again returns the same promise.
-   */
-  close(): Promise<void>
-}
+/** A running server: the underlying `node:http` server is `server`. */
+export type RunningServer = Running<Server>
 
 const DEFAULTS = {
   headersTimeoutMs: 10_000,
@@ -116,7 +89,6 @@ const DEFAULTS = {
   maxConnections: 1024,
   maxConnectionsPerAddress: 0,
   firstRequestTimeoutMs: 5_000,
-  shutdownTimeoutMs: 10_000,
 }
 
 /**
@@ -133,7 +105,9 @@ function checkingInterval(...timeouts: number[]): number {
 /**
  * Serves a fetch handler on `node:http` and resolves once it listens, with
  * timeouts against slow clients, a connection cap and a bounded graceful close
- * (see {@link ServeOptions} for the defaults).
+ * (see {@link ServeOptions} for the defaults). Its `close()` also closes the
+ * connections that have sent part of a request head only, and the answers
+ * not started yet say `Connection: close`.
  *
  * Per-socket idle timeouts are not used: `@whatwg-node/server` resets them
  * (`socket.setTimeout(0)`) on every answer, so the limits are the server's,
@@ -148,18 +122,15 @@ function checkingInterval(...timeouts: number[]): number {
  * ```
  */
 export async function serve(options: ServeOptions): Promise<RunningServer> {
-  checkServeOptions('petstore-server/node serve', options, [
-    'handler',
-    'port',
-    'hostname',
+  const { handler, port, hostname, shutdownTimeoutMs } = baseOptions('petstore-server/node serve', options, [
     'onResponse',
     ...Object.keys(DEFAULTS),
   ])
-  const { handler, port = 8080, hostname = '127.0.0.1', onResponse } = options
+  const { onResponse } = options
   const limits = { ...DEFAULTS, ...definedOnly(options) }
   checkLimits(limits)
   optionalFunction('petstore-server/node serve', 'onResponse', onResponse)
-  const { headersTimeoutMs, requestTimeoutMs, keepAliveTimeoutMs, shutdownTimeoutMs } = limits
+  const { headersTimeoutMs, requestTimeoutMs, keepAliveTimeoutMs } = limits
   const listener = toNodeListener(handler)
   let closing: Promise<void> | undefined
   /**
@@ -258,26 +229,28 @@ export async function serve(options: ServeOptions): Promise<RunningServer> {
     port: (server.address() as AddressInfo).port,
     hostname,
     close() {
-      closing ??= new Promise<void>((resolve, reject) => {
-        // Answers not started yet say `Connection: close`, so clients do not send more on them.
-        for (const response of connections.inFlight()) if (!response.headersSent) response.shouldKeepAlive = false
-        const deadline = setTimeout(() => {
-          const cut = connections.openCount()
-          // Said, since the clients on them (a stalled upload, a slow download) get no answer.
-          if (cut > 0)
-            process.stderr.write(
-              `petstore-server/node: ${cut} connection(s) still open ${shutdownTimeoutMs} ms after close(), cut\n`,
-            )
-          server.closeAllConnections()
-        }, shutdownTimeoutMs)
-        server.close((error) => {
-          clearTimeout(deadline)
-          if (error) reject(error)
-          else resolve()
-        })
+      if (closing) return closing
+      // Answers not started yet say `Connection: close`, so clients do not send more on them.
+      for (const response of connections.inFlight()) if (!response.headersSent) response.shouldKeepAlive = false
+      const stop = () => {
+        const closed = new Promise<void>((resolve, reject) =>
+          server.close((error) => (error ? reject(error) : resolve())),
+        )
         // Connections with no request in flight would hold close() open.
         closeIdle()
-      })
+        return closed
+      }
+      const cut = () => {
+        const open = connections.openCount()
+        // Said, since the clients on them (a stalled upload, a slow download) get no answer.
+        if (open > 0) {
+          process.stderr.write(
+            `petstore-server/node: ${open} connection(s) still open ${shutdownTimeoutMs} ms after close(), cut\n`,
+          )
+        }
+        server.closeAllConnections()
+      }
+      closing = stopWithin(shutdownTimeoutMs, stop, cut)
       return closing
     },
   }
