@@ -27,6 +27,11 @@ export interface ResponseInfo {
   durationMs: number
   /** Bytes of the answer's body (0 for HEAD and 204); counted when first read. */
   readonly bytes: number
+  /**
+   * Whether the client had gone before its answer was ready. The answer is
+   * the one it would have had: a create that committed is a 201.
+   */
+  clientGone: boolean
 }
 
 /**
@@ -48,6 +53,7 @@ class Told implements ResponseInfo {
     readonly code: string | null,
     readonly durationMs: number,
     body: string | null,
+    readonly clientGone: boolean,
   ) {
     this.#body = body
   }
@@ -58,8 +64,8 @@ class Told implements ResponseInfo {
   }
 
   toJSON(): ResponseInfo {
-    const { requestId, method, url, route, status, code, durationMs, bytes } = this
-    return { requestId, method, url, route, status, code, durationMs, bytes }
+    const { requestId, method, url, route, status, code, durationMs, bytes, clientGone } = this
+    return { requestId, method, url, route, status, code, durationMs, bytes, clientGone }
   }
 }
 
@@ -81,7 +87,7 @@ export function targetOf(url: string): string {
 export function tell(
   hook: OnResponse,
   answer: ApiAnswer,
-  request: { method: string; url: string; target?: string },
+  request: { method: string; url: string; target?: string; signal?: { readonly aborted: boolean } | undefined },
   requestId: string,
   route: string | null,
   started: number,
@@ -97,6 +103,7 @@ export function tell(
         answer.code ?? null,
         performance.now() - started,
         answer.body,
+        request.signal?.aborted === true,
       ),
     )
     if (typeof (result as PromiseLike<unknown> | undefined)?.then === 'function') {

@@ -17,7 +17,7 @@ export interface GuardedStore {
 
 /**
  * Wraps `store` for the handler: a call still pending after `timeoutMs` is
- * answered 503, and one the client stopped waiting for (its `signal`) 400
+ * answered 503, and a read the client stopped waiting for (its `signal`) 400
  * `aborted`. Work not yet begun for a client that has gone is never begun;
  * an answer given at once is passed on as it is, with no timer or listener:
  * nothing can time out or abort while a synchronous call runs.
@@ -42,7 +42,9 @@ export function guardStore(store: Store, timeoutMs: number): GuardedStore {
     },
     create(pet, signal) {
       if (signal?.aborted) throw aborted()
-      return bounded(store.create(pet), signal)
+      // Begun, a create is waited for even if the client goes: it may commit, and its answer
+      // (a 201) is what the log and the metrics must count.
+      return bounded(store.create(pet), undefined)
     },
   }
 }
