@@ -262,11 +262,55 @@ export function toResponse({ status, headers, body }: ApiAnswer): Response {
   return new Response(body, { status, headers })
 }
 
+/** How much of a body left unread is read and dropped before its answer goes, at most. */
+const DRAIN_BYTES = 1024 * 1024
+const DRAIN_MS = 2_000
+
+/**
+ * Reads what is left of `request`'s body, up to {@link DRAIN_BYTES} and
+ * {@link DRAIN_MS}, then cancels the rest. workerd resets a connection whose
+ * request body the Worker left unread, and a client still writing its body
+ * then loses the answer sent first (a 413, a 401 to an upload).
+ */
+async function drain(request: Request): Promise<void> {
+  const { body } = request
+  if (body === null || body.locked) return
+  let reader: ReadableStreamDefaultReader<Uint8Array>
+  try {
+    reader = body.getReader()
+  } catch {
+    return
+  }
+  let timer: ReturnType<typeof setTimeout> | undefined
+  const late = new Promise<'late'>((resolve) => {
+    timer = setTimeout(() => resolve('late'), DRAIN_MS)
+  })
+  try {
+    for (let read = 0; read <= DRAIN_BYTES; ) {
+      const chunk = await Promise.race([reader.read(), late])
+      if (chunk === 'late' || chunk.done) break
+      read += chunk.value.byteLength
+    }
+    await reader.cancel()
+  } catch {
+    // The client broke the body off: there is nothing left to read.
+  } finally {
+    clearTimeout(timer)
+  }
+}
+
 /**
  * A fetch handler over `engine`, carrying it under {@link ENGINE} so that an
  * adapter of this package can skip the `Request`/`Response` round trip.
  */
 export function toFetchHandler(engine: Engine): FetchHandler & { [ENGINE]: Engine } {
-  const handler = async (request: Request) => toResponse(await engine(fromRequest(request)))
+  const handler = async (request: Request) => {
+    const answer = await engine(fromRequest(request))
+    // A body the answer did not need (refused before or while reading it) is drained first.
+    if (answer.status >= 400 && request.method !== 'GET' && request.method !== 'HEAD') {
+      await drain(request)
+    }
+    return toResponse(answer)
+  }
   return Object.assign(handler, { [ENGINE]: engine })
 }
