@@ -25,4 +25,4 @@ export { createPetstore, type FetchHandler, type PetstoreOptions } from './creat
 export type { CorsOptions } from './http/cors.js'
 export type { OnResponse, ResponseInfo } from './http/observe.js'
 export { type MemoryStoreOptions, memoryStore } from './store/memory.js'
-export type { ListQuery, PetStore } from './store/store.js'
+export type { ListQuery, PetStore, ResettablePetStore } from './store/store.js'

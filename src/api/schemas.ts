@@ -144,6 +144,24 @@ export const PetSchema = v.object({
   ...NewPetSchema.entries,
 })
 
+/**
+ * A pet of a seed (`--seed FILE`, `seed()` of `petstore-server/testing`): a new pet, and the id it
+ * keeps when one is given.
+ */
+export const SeedPetSchema = v.object(
+  {
+    id: v.optional(
+      v.pipe(
+        v.number('must be an integer from 1 to 2^53−1'),
+        v.safeInteger('must be an integer from 1 to 2^53−1'),
+        v.minValue(1, 'must be an integer from 1 to 2^53−1'),
+      ),
+    ),
+    ...NewPetSchema.entries,
+  },
+  'must be a pet, { name, categoryId, status?, id? }',
+)
+
 /** The body of `GET /pets`: a bare array of pets. */
 export const PetsSchema = v.array(PetSchema)
 

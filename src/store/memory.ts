@@ -10,7 +10,7 @@ import { jsonPageOf, oneMore } from '../api/pet-json.js'
 import { type NewPet, NewPetSchema, type Pet, type PetStatus } from '../api/schemas.js'
 import { knownOptions, optionsObject, shown } from '../util/option-checks.js'
 import { petRecord } from './pet-record.js'
-import { builtInStore, type ListQuery, type PetStore, type Store } from './store.js'
+import { builtInStore, type ListQuery, type ResettablePetStore, type Store, testControlOf } from './store.js'
 
 /** Options of {@link memoryStore}. */
 export interface MemoryStoreOptions {
@@ -103,7 +103,7 @@ function seeds(pets: unknown): Seed[] {
  * const handler = createPetstore({ store, keys: ['secret'] })
  * ```
  */
-export function memoryStore(options: MemoryStoreOptions = {}): PetStore {
+export function memoryStore(options: MemoryStoreOptions = {}): ResettablePetStore {
   optionsObject('memoryStore', 'options', options, "{ pets: [{ name: 'Rex', categoryId: 1 }] }")
   knownOptions('memoryStore', options, ['pets'])
   const seeded = seeds(options.pets)
@@ -126,6 +126,16 @@ export function memoryStore(options: MemoryStoreOptions = {}): PetStore {
     add(recordOf(id, pet))
   }
   for (const { id, pet } of seeded) if (id === undefined) add(recordOf(lastId + 1, pet))
+  // What reset() puts back: copies, since the records themselves leave the store (and get frozen).
+  const initial = all.map((pet) => recordOf(pet.id, pet))
+
+  /** Every pet replaced by `pets` (ascending ids): a reset, or a seed. */
+  const replace = (pets: readonly Pet[]) => {
+    all.length = 0
+    for (const list of Object.values(byStatus)) list.length = 0
+    lastId = 0
+    for (const pet of pets) add(recordOf(pet.id, pet))
+  }
 
   // Every call answers at once; the public async calls freeze what they give out.
   const list = ({ status, limit, after }: ListQuery): Pet[] => {
@@ -151,5 +161,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): PetStore {
     ping() {},
     close() {},
   }
-  return builtInStore(store, frozen)
+  const made = builtInStore(store, frozen, replace)
+  testControlOf(made)?.remember(initial)
+  return made
 }

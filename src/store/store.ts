@@ -36,6 +36,31 @@ export interface PetStore {
   close?(): Promise<void>
 }
 
+/**
+ * A store of this package that tests can put back as it started: what
+ * `memoryStore()`, `sqliteStore()`, `postgresStore()`, `mysqlStore()` and
+ * `kyselyStore()` return. The `PetStore` interface itself has no `reset`.
+ *
+ * @example
+ * ```ts
+ * const store = memoryStore({ pets: [{ name: 'Rex', categoryId: 1 }] })
+ * await store.create({ name: 'Tom', categoryId: 2 }) // id 2
+ * await store.reset() // Rex alone again, and the next create gets id 2
+ * ```
+ */
+export interface ResettablePetStore extends PetStore {
+  /**
+   * Puts back the seeded pets (the `pets` option of `memoryStore`, or what
+   * `seed()` of `petstore-server/testing` was given; none otherwise), every
+   * other pet removed, and ids restarting after the highest seeded one. For
+   * tests: pets created meanwhile are gone.
+   */
+  reset(): Promise<void>
+}
+
+/** What a built-in store can do for test control: replace every pet by these, ids as given. */
+export type Replace = (pets: readonly Pet[]) => Promise<void> | void
+
 /** A page of pets as JSON text, ready to send. */
 export interface JsonPage {
   /** The JSON array of at most `limit` pets, in the API's form: no `status` key when it is absent. */
@@ -70,21 +95,44 @@ export interface Store {
  * (`{ ...memoryStore(), list }`) is a plain `PetStore` of its own, whose
  * overrides the handler calls; only the original carries the `Store`.
  */
-class BuiltInStore implements PetStore {
+class BuiltInStore implements ResettablePetStore {
   readonly #store: Store
+  readonly #replace: Replace | undefined
+  /** What `reset` puts back. */
+  #seeded: readonly Pet[] = []
   readonly create: PetStore['create']
   readonly get: PetStore['get']
   readonly list: PetStore['list']
   readonly ping: () => Promise<void>
   readonly close: () => Promise<void>
+  readonly reset: () => Promise<void>
 
-  constructor(store: Store, out: <T extends Pet | undefined>(pet: T) => T) {
+  constructor(store: Store, out: <T extends Pet | undefined>(pet: T) => T, replace: Replace | undefined) {
     this.#store = store
+    this.#replace = replace
     this.create = async (pet) => out(await store.create(pet))
     this.get = async (id) => out(await store.get(id))
     this.list = async (query) => (await store.list(query)).map(out)
     this.ping = async () => store.ping()
     this.close = async () => store.close()
+    this.reset = async () => {
+      if (replace === undefined) throw new TypeError('this store cannot be reset')
+      await replace(this.#seeded)
+    }
+  }
+
+  /** The test control of `store`, when this package made it with one. */
+  static controlOf(store: PetStore): TestControl | undefined {
+    if (!(#store in store)) return undefined
+    const own = store as BuiltInStore
+    const replace = own.#replace
+    if (replace === undefined) return undefined
+    return {
+      replace: async (pets) => replace(pets),
+      remember: (pets) => {
+        own.#seeded = pets
+      },
+    }
   }
 
   /** The `Store` behind `store`, when this package made it (not a copy of one). */
@@ -99,9 +147,30 @@ const asIs = <T>(pet: T): T => pet
  * The public store over `store`. `out` is applied to every pet the public
  * calls give (the memory store freezes its records there).
  */
-export function builtInStore(store: Store, out: <T extends Pet | undefined>(pet: T) => T = asIs): PetStore {
-  return new BuiltInStore(store, out)
+export function builtInStore(store: Store, out?: <T extends Pet | undefined>(pet: T) => T): PetStore
+export function builtInStore(
+  store: Store,
+  out: (<T extends Pet | undefined>(pet: T) => T) | undefined,
+  replace: Replace,
+): ResettablePetStore
+export function builtInStore(
+  store: Store,
+  out: <T extends Pet | undefined>(pet: T) => T = asIs,
+  replace?: Replace,
+): PetStore {
+  return new BuiltInStore(store, out, replace)
 }
+
+/** Test control of a built-in store: `seed()` and the reset route use it. */
+export interface TestControl {
+  /** Replaces every pet by `pets` (ascending ids, kept), the next id after the highest. */
+  replace(pets: readonly Pet[]): Promise<void>
+  /** Makes `pets` what `reset()` puts back. */
+  remember(pets: readonly Pet[]): void
+}
+
+/** The test control of a store this package made; `undefined` for any other (a copy, your own). */
+export const testControlOf = (store: PetStore): TestControl | undefined => BuiltInStore.controlOf(store)
 
 /** The `Store` behind a store this package made; `undefined` for any other. */
 export const builtInOf = (store: PetStore): Store | undefined => BuiltInStore.of(store)

@@ -6,7 +6,7 @@
  */
 import type { Kysely } from 'kysely'
 import { kindOf, optionsObject } from '../../util/option-checks.js'
-import type { PetStore } from '../store.js'
+import type { ResettablePetStore } from '../store.js'
 import { sqlStore } from './sql-store.js'
 import type { KyselyStoreOptions } from './store-options.js'
 
@@ -26,7 +26,7 @@ export type { KyselyStoreOptions } from './store-options.js'
  * const store = kyselyStore(new Kysely({ dialect: new PostgresDialect({ pool }) }))
  * ```
  */
-export function kyselyStore(given: Kysely<any>, options: KyselyStoreOptions = {}): PetStore {
+export function kyselyStore(given: Kysely<any>, options: KyselyStoreOptions = {}): ResettablePetStore {
   if (typeof given?.getExecutor !== 'function' || typeof given.withPlugin !== 'function') {
     throw new TypeError(`kyselyStore: pass a Kysely instance (new Kysely({ dialect })), got ${kindOf(given)}`)
   }

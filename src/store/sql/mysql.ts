@@ -7,7 +7,7 @@ import { Kysely, MysqlDialect, type MysqlPool, type MysqlPoolConnection } from '
 import type { ExecuteValues, Pool, PoolConnection, PoolOptions } from 'mysql2'
 import { PetstoreError } from '../../api/errors.js'
 import { kindOf, optionsObject } from '../../util/option-checks.js'
-import type { PetStore } from '../store.js'
+import type { ResettablePetStore } from '../store.js'
 import type { HotPathTarget } from './hot-path.js'
 import { type MysqlRunner, type MysqlSession, mysqlHotPath } from './mysql-hot-path.js'
 import { sqlStore } from './sql-store.js'
@@ -303,7 +303,7 @@ function checkConnection(connection: MysqlConnection): void {
  * const store = mysqlStore({ uri: 'mysql://app:secret@localhost/app', connectionLimit: 20 })
  * ```
  */
-export function mysqlStore(connection: MysqlConnection, options: MysqlStoreOptions = {}): PetStore {
+export function mysqlStore(connection: MysqlConnection, options: MysqlStoreOptions = {}): ResettablePetStore {
   checkConnection(connection)
   optionsObject('mysqlStore', 'options', options, "{ table: 'pets' }")
   sqlStoreOptions('mysqlStore', options, OPTIONS)

@@ -7,7 +7,7 @@ import { Kysely, PostgresDialect, type PostgresPool } from 'kysely'
 import type { Pool, PoolClient, PoolConfig } from 'pg'
 import { PetstoreError } from '../../api/errors.js'
 import { kindOf, optionsObject } from '../../util/option-checks.js'
-import type { PetStore } from '../store.js'
+import type { ResettablePetStore } from '../store.js'
 import type { HotPathTarget } from './hot-path.js'
 import { postgresHotPath } from './postgres-hot-path.js'
 import { sqlStore } from './sql-store.js'
@@ -152,7 +152,7 @@ function checkConnection(connection: PostgresConnection): void {
  * const store = postgresStore({ connectionString: 'postgres://app@localhost/app', max: 20 }, { schema: 'pets' })
  * ```
  */
-export function postgresStore(connection: PostgresConnection, options: PostgresStoreOptions = {}): PetStore {
+export function postgresStore(connection: PostgresConnection, options: PostgresStoreOptions = {}): ResettablePetStore {
   checkConnection(connection)
   optionsObject('postgresStore', 'options', options, "{ schema: 'pets' }")
   if ('queryTimeoutMillis' in options) {

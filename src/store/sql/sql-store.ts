@@ -11,13 +11,14 @@ import { type Kysely, Migrator, sql } from 'kysely'
 import { PetstoreError } from '../../api/errors.js'
 import { jsonPageOf, oneMore } from '../../api/pet-json.js'
 import type { Pet } from '../../api/schemas.js'
-import { builtInStore, type JsonPage, type ListQuery, type PetStore, type Store } from '../store.js'
+import { builtInStore, type JsonPage, type ListQuery, type ResettablePetStore, type Store } from '../store.js'
 import { isMigrationRace, isUnavailable, mappingErrors, unavailable } from './database-errors.js'
 import { groupCommit } from './group-commit.js'
 import { categoryIdText, type HotPath, type OpenHotPath, type PetRow, storedPet, toPet } from './hot-path.js'
 import { querySpanPlugin } from './kysely-spans.js'
 import { migrations, sqlFamily } from './migrations.js'
 import type { DbSystem } from './query-spans.js'
+import { replacePets } from './replace-pets.js'
 import { KYSELY_STORE_OPTIONS, type KyselyStoreOptions, sqlStoreOptions } from './store-options.js'
 
 /** The reads of a synchronous hot path (SQLite), answered at once with their failures mapped. */
@@ -37,7 +38,11 @@ function readsNow(statements: HotPath): SyncReads {
  * A store over `given`, with the statements `openHotPath` prepares once the
  * schema exists (none: kysely's query builder serves every call).
  */
-export function sqlStore(given: Kysely<any>, options: KyselyStoreOptions, openHotPath?: OpenHotPath): PetStore {
+export function sqlStore(
+  given: Kysely<any>,
+  options: KyselyStoreOptions,
+  openHotPath?: OpenHotPath,
+): ResettablePetStore {
   // The SQL stores over this one have checked their options in their own name: these pass.
   const { table, migrationTable, schema: givenSchema } = sqlStoreOptions('kyselyStore', options, KYSELY_STORE_OPTIONS)
   const family = sqlFamily(given)
@@ -235,5 +240,8 @@ export function sqlStore(given: Kysely<any>, options: KyselyStoreOptions, openHo
       return closing
     },
   }
-  return builtInStore(store)
+  // Test control (seed, reset): after the migration, where the schema is known.
+  return builtInStore(store, undefined, (pets) =>
+    run(() => replacePets(db, { family, table, schema: schemaName }, pets)),
+  )
 }

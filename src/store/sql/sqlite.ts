@@ -8,7 +8,7 @@ import { Kysely, SqliteDialect } from 'kysely'
 import type { NewPet } from '../../api/schemas.js'
 import { tracing } from '../../http/tracing.js'
 import { misnamedOptions, optionsObject, shown } from '../../util/option-checks.js'
-import type { JsonPage, ListQuery, PetStore } from '../store.js'
+import type { JsonPage, ListQuery, ResettablePetStore } from '../store.js'
 import {
   EMPTY_PAGE,
   type HotPath,
@@ -211,7 +211,7 @@ function checkOptions(options: SqliteStoreOptions): void {
  * const pinned = sqliteStore({ path: './petstore.db', driver: 'better-sqlite3' })
  * ```
  */
-export function sqliteStore(options: SqliteStoreOptions): PetStore {
+export function sqliteStore(options: SqliteStoreOptions): ResettablePetStore {
   checkOptions(options)
   const { path, busyTimeoutMs = 5000, driver, ...rest } = options
   timeoutMs('sqliteStore', 'busyTimeoutMs', busyTimeoutMs)

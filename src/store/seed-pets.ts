@@ -1,0 +1,52 @@
+/**
+ * A seed as pets with their ids: checked against the API's own schema, the
+ * ids given kept, the others handed out in order after the highest, as
+ * `memoryStore({ pets })` does. Every store loads the same list.
+ *
+ * @module
+ */
+import * as v from 'valibot'
+import { type Pet, SeedPetSchema } from '../api/schemas.js'
+import { petRecord } from './pet-record.js'
+
+/** What a seed gives: the pets, ascending by id. */
+export type SeedRecords = readonly Pet[]
+
+/**
+ * `pets` as records, or a `TypeError` naming the entry and the field: `pets[2].categoryId: must
+ * be an integer`. A pet without an id gets the next one after the highest given so far.
+ *
+ * @example
+ * ```ts
+ * seedRecords([{ id: 5, name: 'Rex', categoryId: 1 }, { name: 'Tom', categoryId: 2 }])
+ * // → [{ id: 5, name: 'Rex', categoryId: 1 }, { id: 6, name: 'Tom', categoryId: 2 }]
+ * ```
+ */
+export function seedRecords(pets: unknown): SeedRecords {
+  if (!Array.isArray(pets)) throw new TypeError('pets must be a JSON array of pets, { name, categoryId, status?, id? }')
+  const given: Array<{ id?: number | undefined; pet: Pet }> = pets.map((entry: unknown, index) => {
+    const result = v.safeParse(SeedPetSchema, entry, { abortPipeEarly: true })
+    if (!result.success) {
+      const issue = result.issues[0]
+      // A missing key is reported by its object (see validate.ts): say what is wrong with the key.
+      const message = issue.kind === 'schema' && issue.received === 'undefined' ? 'is required' : issue.message
+      const path = v.getDotPath(issue)
+      throw new TypeError(`pets[${index}]${path === null ? '' : `.${path}`}: ${message}`)
+    }
+    const { id, name, categoryId, status } = result.output
+    return { id, pet: petRecord(id ?? 0, name, categoryId, status) }
+  })
+  const taken = new Map<number, number>()
+  for (const [index, { id }] of given.entries()) {
+    if (id === undefined) continue
+    const first = taken.get(id)
+    if (first !== undefined) throw new TypeError(`pets[${index}].id: ${id} is the id of pets[${first}] too`)
+    taken.set(id, index)
+  }
+  const records = given.filter(({ id }) => id !== undefined).map(({ pet }) => pet)
+  records.sort((a, b) => a.id - b.id)
+  let lastId = records.at(-1)?.id ?? 0
+  for (const { id, pet } of given)
+    if (id === undefined) records.push(petRecord(++lastId, pet.name, pet.categoryId, pet.status))
+  return records
+}

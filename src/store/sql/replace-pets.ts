@@ -1,0 +1,61 @@
+/**
+ * Test control for the SQL stores: every pet replaced by a seed in one
+ * transaction, with the ids given, and the id counter moved to follow the
+ * highest (PostgreSQL `setval`, MySQL `AUTO_INCREMENT`, SQLite's
+ * `sqlite_sequence`). What `seed()` loads and `reset()` puts back.
+ *
+ * @module
+ */
+import { type Kysely, sql } from 'kysely'
+import type { Pet } from '../../api/schemas.js'
+import type { SqlFamily } from './migrations.js'
+
+/** Rows per insert: well within every driver's limit on bound parameters. */
+const CHUNK = 200
+
+/** Where the pets are: the family, the table, its schema. */
+export interface PetsTable {
+  family: SqlFamily
+  table: string
+  schema: string | undefined
+}
+
+/**
+ * Deletes every pet of `where`, inserts `pets` (ascending ids) and sets the id counter so that the
+ * next create gets the id after the highest (1 when `pets` is empty).
+ *
+ * @example
+ * ```ts
+ * await replacePets(db, { family: 'postgres', table: 'pets', schema: 'public' }, [{ id: 1, name: 'Rex', categoryId: 1 }])
+ * ```
+ */
+export async function replacePets(db: Kysely<any>, where: PetsTable, pets: readonly Pet[]): Promise<void> {
+  const { family, table, schema } = where
+  const name = schema ? `${schema}.${table}` : table
+  const lastId = pets.at(-1)?.id ?? 0
+  await db.transaction().execute(async (trx) => {
+    const target = schema ? trx.withSchema(schema) : trx
+    // No create commits in between: it would take an id the seed is about to hold.
+    if (family === 'postgres') await sql`lock table ${sql.table(name)} in exclusive mode`.execute(trx)
+    await target.deleteFrom(table).execute()
+    // AUTOINCREMENT never goes below its sqlite_sequence row: gone, it follows max(id) again.
+    if (family === 'sqlite') await sql`delete from sqlite_sequence where name = ${table}`.execute(trx)
+    for (let start = 0; start < pets.length; start += CHUNK) {
+      const rows = pets.slice(start, start + CHUNK).map((pet) => ({
+        id: pet.id,
+        name: pet.name,
+        category_id: pet.categoryId,
+        status: pet.status ?? null,
+      }))
+      await target.insertInto(table).values(rows).execute()
+    }
+    if (family === 'postgres') {
+      const quoted = schema ? `"${schema.replaceAll('"', '""')}"."${table}"` : `"${table}"`
+      await sql`select setval(pg_get_serial_sequence(${quoted}, 'id'), ${Math.max(lastId, 1)}, ${lastId > 0})`.execute(
+        trx,
+      )
+    }
+  })
+  // DDL, which MySQL commits by itself: after the transaction. Below the highest id, InnoDB takes max(id) + 1.
+  if (family === 'mysql') await sql`alter table ${sql.table(name)} auto_increment = 1`.execute(db)
+}
