@@ -1,8 +1,10 @@
 /**
- * `petstore-server/testing`: the store conformance suite. One call proves
- * that a `PetStore` (one of ours or your own) keeps the contract the HTTP
- * API relies on, under node:test, vitest or any runner with `describe` and
- * `it(name, options, fn)`. It imports no runner and no Node module.
+ * `petstore-server/testing`: the store conformance suite, and test control.
+ * One call proves that a `PetStore` (one of ours or your own) keeps the
+ * contract the HTTP API relies on, under node:test, vitest or any runner
+ * with `describe` and `it(name, options, fn)`. It imports no runner and no
+ * Node module. `seed()` loads pets into a store; `withFaults()` makes a
+ * handler fail on purpose, replayably (see docs/testing-clients.md).
  *
  * @example
  * ```ts
@@ -23,3 +25,5 @@ export {
   type StoreConformanceOptions,
   storeConformance,
 } from './testing/conformance.js'
+export { type FaultKind, type FaultOptions, withFaults } from './testing/faults.js'
+export { type SeedPet, seed } from './testing/seed.js'

@@ -39,8 +39,10 @@ function mayHaveBody(request: IncomingMessage): boolean {
 export function send(
   request: IncomingMessage,
   response: ServerResponse,
-  { status, headers, body, contentLength }: ApiAnswer,
+  { status, headers, body, contentLength, drop }: ApiAnswer,
 ): void {
+  // An injected `reset` fault (withFaults): the connection goes, with no answer.
+  if (drop === true) return void response.destroy()
   if (!request.complete && mayHaveBody(request)) {
     const { socket } = request
     response.once('finish', () => {

@@ -34,6 +34,8 @@ export interface ApiEngine extends Engine {
   readonly basePath: string
   /** The same engine with `routes` in its table too, their answers finished like the API's. */
   withRoutes(routes: readonly Route[]): ApiEngine
+  /** The same engine with each route of its table replaced by what `map` makes of it (`withFaults`). */
+  mapRoutes(map: (route: Route) => Route): ApiEngine
 }
 
 /** Whether `engine` is {@link ApiEngine}, one that can take more routes. */
@@ -184,5 +186,7 @@ export function createApiEngine(parts: EngineParts): ApiEngine {
   return Object.assign(served, {
     basePath,
     withRoutes: (routes: readonly Route[]) => createApiEngine({ ...parts, table: table.with(routes) }),
+    mapRoutes: (map: (route: Route) => Route) =>
+      createApiEngine({ ...parts, table: new RouteTable(table.routes.map(map)) }),
   })
 }

@@ -73,6 +73,10 @@ export interface ApiAnswer {
    * meaningful while `body` is the text it was counted for.
    */
   contentLength?: string
+  /** The kind of an injected fault (`withFaults`), for `onResponse`; absent otherwise. */
+  fault?: string
+  /** Drop the connection without answering, where the carrier can (the Node adapter); else answer as it is. */
+  drop?: boolean
 }
 
 /**

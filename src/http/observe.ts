@@ -32,6 +32,8 @@ export interface ResponseInfo {
    * the one it would have had: a create that committed is a 201.
    */
   clientGone: boolean
+  /** The kind of an injected fault (`withFaults` of `petstore-server/testing`, the `Petstore-Fault` header); absent otherwise. */
+  readonly fault?: string | undefined
 }
 
 /**
@@ -54,6 +56,7 @@ class Told implements ResponseInfo {
     readonly durationMs: number,
     body: string | null,
     readonly clientGone: boolean,
+    readonly fault: string | undefined,
   ) {
     this.#body = body
   }
@@ -64,8 +67,9 @@ class Told implements ResponseInfo {
   }
 
   toJSON(): ResponseInfo {
-    const { requestId, method, url, route, status, code, durationMs, bytes, clientGone } = this
-    return { requestId, method, url, route, status, code, durationMs, bytes, clientGone }
+    const { requestId, method, url, route, status, code, durationMs, bytes, clientGone, fault } = this
+    const info: ResponseInfo = { requestId, method, url, route, status, code, durationMs, bytes, clientGone }
+    return fault === undefined ? info : { ...info, fault }
   }
 }
 
@@ -104,6 +108,7 @@ export function tell(
         performance.now() - started,
         answer.body,
         request.signal?.aborted === true,
+        answer.fault,
       ),
     )
     if (typeof (result as PromiseLike<unknown> | undefined)?.then === 'function') {
