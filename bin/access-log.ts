@@ -65,7 +65,7 @@ function jsonLine(pid: number, host: string): (level: number, info: ResponseInfo
   // The method is an HTTP token, route and code are the API's own: none holds a quote or a backslash.
   // The id and the URL come from the client and are escaped, unless they plainly need not be.
   return (level, info) =>
-    `{"level":${level},"time":${Date.now()}${prefix}${quoted(info.requestId)},"req":{"method":"${info.method}","url":${quoted(loggedUrl(info.url))}},"res":{"statusCode":${info.status}},"responseTime":${Math.round(info.durationMs * 1000) / 1000},"route":${info.route === null ? 'null' : `"${info.route}"`},"code":${info.code === null ? 'null' : `"${info.code}"`}${info.clientGone ? ',"clientGone":true' : ''},"msg":"request completed"}\n`
+    `{"level":${level},"time":${Date.now()}${prefix}${quoted(info.requestId)},"req":{"method":"${info.method}","url":${quoted(loggedUrl(info.url))}},"res":{"statusCode":${info.status}},"responseTime":${Math.round(info.durationMs * 1000) / 1000},"route":${info.route === null ? 'null' : `"${info.route}"`},"code":${info.code === null ? 'null' : `"${info.code}"`}${info.fault === undefined ? '' : `,"fault":"${info.fault}"`}${info.clientGone ? ',"clientGone":true' : ''},"msg":"request completed"}\n`
 }
 
 const COLOURS = { 30: '\x1b[32m', 40: '\x1b[33m', 50: '\x1b[31m' } as Record<number, string>
@@ -79,7 +79,7 @@ function prettyLine(colour: boolean): (level: number, info: ResponseInfo) => str
     // biome-ignore lint/suspicious/noControlCharactersInRegex: matching them is the point
     const url = loggedUrl(info.url).replace(/[\x00-\x1f\x7f]/g, '?')
     const gone = info.clientGone ? '  (client gone)' : ''
-    return `${time} ${info.method.padEnd(7)} ${status} ${ms} ms ${String(info.bytes).padStart(6)} B  ${url}  ${info.requestId}${gone}\n`
+    return `${time} ${info.method.padEnd(7)} ${status} ${ms} ms ${String(info.bytes).padStart(6)} B  ${url}  ${info.requestId}${info.fault === undefined ? '' : `  fault=${info.fault}`}${gone}\n`
   }
 }
 

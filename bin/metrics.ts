@@ -46,6 +46,7 @@ const BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5
  * Creates the metrics: `http_requests_total` and `http_request_duration_seconds`
  * by method, route and status; `http_requests_in_flight`; `petstore_errors_total`
  * by Error code for 5xx (store failures are `internal_error` and `unavailable`);
+ * `petstore_faults_total` by kind for injected faults (they count in the others too);
  * `petstore_db_pool_connections` where the store has a pool; the process defaults.
  *
  * @example
@@ -90,6 +91,11 @@ export async function requestMetrics(store: PetStore, inWorker = false): Promise
     help: 'Answers with a 5xx status, by Error code (internal_error: the store failed; unavailable: 503)',
     labelNames: ['code'],
   })
+  const faults = new prom.Counter({
+    name: 'petstore_faults_total',
+    help: 'Injected faults (--faults, Prefer: fault=KIND), by kind',
+    labelNames: ['kind'],
+  })
   const poolStats = (store as { poolStats?: () => PoolStats | undefined }).poolStats
   if (poolStats) {
     new prom.Gauge({
@@ -109,6 +115,7 @@ export async function requestMetrics(store: PetStore, inWorker = false): Promise
       const method = KNOWN_METHODS.has(info.method) ? info.method : 'other'
       series.observe(method, info.route ?? 'unmatched', info.status, info.durationMs / 1000)
       if (info.status >= 500) errors.inc({ code: info.code ?? 'unknown' })
+      if (info.fault !== undefined) faults.inc({ kind: info.fault })
     },
     watch(server) {
       // One listener for every answer, not a closure per request.

@@ -6,7 +6,7 @@
 import { closeSync, openSync, statSync } from 'node:fs'
 import { dirname, resolve } from 'node:path'
 import { redactedUrl } from '../src/for-binary.js'
-import { memoryStore, type PetStore } from '../src/index.js'
+import { memoryStore, type ResettablePetStore } from '../src/index.js'
 import { fileProblem, UsageError } from './options.js'
 
 /**
@@ -45,7 +45,7 @@ function sqlitePathProblem(path: string): string | undefined {
  * `postgres://…` / `postgresql://…` (`?schema=NAME` puts the tables in that schema)
  * or `mysql://…`.
  */
-export async function openStore(db: string, from = '--db'): Promise<PetStore> {
+export async function openStore(db: string, from = '--db'): Promise<ResettablePetStore> {
   if (db === 'memory') return memoryStore()
   // Group commit is on unless PETSTORE_BATCH_CREATES=0: the bench (bench/create-scale.ts) compares both.
   const batchCreates = process.env.PETSTORE_BATCH_CREATES !== '0'

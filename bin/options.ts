@@ -15,11 +15,12 @@ import {
   serverUrlProblem,
   trimSlashes,
 } from '../src/for-binary.js'
+import { parseTestControl, type TestControlOptions } from './test-control-options.js'
 
 /** A command line the binary cannot run with: printed as one line, exit code 1. */
 export class UsageError extends Error {}
 
-export interface CliOptions {
+export interface CliOptions extends TestControlOptions {
   port: number
   host: string
   db: string
@@ -107,6 +108,16 @@ Options:
                     free one, said on stderr. Needs prom-client (default: no metrics)
   --metrics-host HOST
                     address the metrics listener binds, whatever --host is (default 127.0.0.1)
+  --seed FILE       a JSON array of pets loaded into an empty store at start (env PETSTORE_SEED)
+  --test-control    serve POST /__petstore/reset (a key needed) and honour
+                    Prefer: fault=KIND and Prefer: delay=MS               (default off)
+  --faults KIND:RATE[,KIND:RATE…]
+                    inject faults into that share of API requests; KIND is unavailable,
+                    after-commit, rate-limited, internal or reset
+  --latency MS|MIN-MAX
+                    delay every API request, up to 30000 ms
+  --fault-seed N    the seed of the draws: the same seed and request order replay
+                    the same faults (default: random, said on stderr)
   -h, --help        print this help
   -v, --version     print the version
 
@@ -318,6 +329,7 @@ export function parseCli(argv: readonly string[], env: Record<string, string | u
     metricsPort: values['metrics-port'] !== undefined ? parsePort(values['metrics-port'], '--metrics-port') : undefined,
     // Not --host: `--host 0.0.0.0` publishes the API, and must not publish the metrics with it.
     metricsHost: parseHost(values['metrics-host'], '--metrics-host') ?? '127.0.0.1',
+    ...parseTestControl(values, env, (message) => new UsageError(message)),
   }
   if (values['metrics-host'] !== undefined && options.metricsPort === undefined) {
     throw new UsageError('--metrics-host needs --metrics-port')
@@ -383,6 +395,11 @@ const OPTIONS = {
   'log-level': { type: 'string' },
   'metrics-port': { type: 'string' },
   'metrics-host': { type: 'string' },
+  seed: { type: 'string' },
+  'test-control': { type: 'boolean' },
+  faults: { type: 'string' },
+  latency: { type: 'string' },
+  'fault-seed': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
   version: { type: 'boolean', short: 'v' },
 } as const satisfies ParseArgsConfig['options']

@@ -20,13 +20,14 @@ import {
   swappable,
   withRoutes,
 } from '../src/for-binary.js'
-import { createPetstore, memoryStore, type PetStore, PetstoreError } from '../src/index.js'
+import { createPetstore, memoryStore, type PetStore, PetstoreError, type ResettablePetStore } from '../src/index.js'
 import { accessLog, flushAccessLog } from './access-log.js'
 import { reloadKeysOnSighup } from './keys-reload.js'
 import { aggregatedMetrics, type RequestMetrics, requestMetrics, serveMetrics } from './metrics.js'
 import { openStore } from './open-store.js'
 import { parseCli, USAGE, UsageError } from './options.js'
 import { printStatsEvery } from './stats.js'
+import { faultWrapper, loadSeed, resetRoute, SeedError } from './test-control.js'
 import { cursorSecretFromPrimary, inWorker, keyFromPrimary, runPrimary, workerReady } from './workers.js'
 
 /** `GET /healthz`, outside the API and its keys: is the store answering? */
@@ -109,7 +110,7 @@ async function main(): Promise<void> {
   if (options.help) return void process.stdout.write(`${USAGE}\n`)
   if (options.version) return void process.stdout.write(`${packageJson.version}\n`)
 
-  let store: PetStore
+  let store: ResettablePetStore
   try {
     store = await openStore(options.db, options.dbFrom)
     // Reach the database now, so that a bad --db fails here and not on the first request.
@@ -131,6 +132,15 @@ async function main(): Promise<void> {
     }
   }
 
+  if (options.seed !== undefined) {
+    try {
+      // Under --workers the primary loads it before any worker starts; a worker only remembers it.
+      await loadSeed(store, options.seed, inWorker)
+    } catch (error) {
+      await store.close?.()
+      fail(error instanceof SeedError ? error.message : `cannot load ${options.seed.from}: ${oneLine(error)}`)
+    }
+  }
   let keys = options.keys
   if (keys.length === 0) {
     const shared = keyFromPrimary()
@@ -152,6 +162,8 @@ async function main(): Promise<void> {
       reloadsKeys: options.keysFile !== undefined,
     })
   }
+  // Each worker draws its own faults: see docs/testing-clients.md on what order means then.
+  const faulty = await faultWrapper(options)
   let metrics: RequestMetrics | undefined
   try {
     if (options.metricsPort !== undefined) metrics = await requestMetrics(store, inWorker)
@@ -171,7 +183,9 @@ async function main(): Promise<void> {
       onResponse,
     })
     // The reference page's files are read on its first request, not here: the start does not pay for them.
-    return withRoutes(options.docs ? withDocs(api) : api, [healthRoute(store)])
+    const served = options.docs ? withDocs(api) : api
+    const routes = options.testControl ? [healthRoute(store), resetRoute(store)] : [healthRoute(store)]
+    return withRoutes(faulty ? faulty(served) : served, routes)
   }
   // Key rotation swaps the handler: a request in flight finishes on the one it started on, under the old keys.
   const served = swappable(handlerWith(keys))

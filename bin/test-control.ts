@@ -1,0 +1,76 @@
+/**
+ * Test control at run time: the seed loaded at start, the reset route, and
+ * the faults around the handler. Loaded only when one of its flags is given
+ * (`petstore-server/testing` is not part of a plain start).
+ *
+ * @module
+ */
+import { randomInt } from 'node:crypto'
+import { readFileSync } from 'node:fs'
+import type { Route } from '../src/for-binary.js'
+import type { FetchHandler, ResettablePetStore } from '../src/index.js'
+import { fileProblem } from './options.js'
+import type { TestControlOptions } from './test-control-options.js'
+
+/** A line for stderr, then exit 1: what the binary does with it. */
+export class SeedError extends Error {}
+
+/**
+ * Loads the `--seed` file into `store` when it holds no pet, and makes it what a reset puts back.
+ * A store with pets is left as it is, said once (by the primary under --workers, which seeds
+ * before the workers start; they only remember the seed).
+ */
+export async function loadSeed(
+  store: ResettablePetStore,
+  given: NonNullable<TestControlOptions['seed']>,
+  quiet: boolean,
+): Promise<void> {
+  const where = `${given.from} ${given.path}`
+  let pets: unknown
+  try {
+    pets = JSON.parse(readFileSync(given.path, 'utf8'))
+  } catch (error) {
+    const reason =
+      error instanceof SyntaxError ? `not JSON: ${error.message}` : fileProblem(error as NodeJS.ErrnoException)
+    throw new SeedError(`cannot read ${where}: ${reason}`)
+  }
+  const { seed } = await import('../src/testing.js')
+  let loaded: boolean
+  try {
+    loaded = await seed(store, pets as Parameters<typeof seed>[1])
+  } catch (error) {
+    if (!(error instanceof TypeError)) throw error
+    throw new SeedError(`${where}: ${error.message.replace(/^seed: /, '')}`)
+  }
+  if (!loaded && !quiet) {
+    process.stderr.write(`petstore-server: ${where}: the store holds pets already, left as it is\n`)
+  }
+}
+
+const NO_CONTENT = () => ({ status: 204, headers: {}, body: null })
+
+/** `POST /__petstore/reset`: the seeded pets back, ids as at start. Not open: a key is asked. */
+export const resetRoute = (store: ResettablePetStore): Route => ({
+  path: '/__petstore/reset',
+  post: () => store.reset().then(NO_CONTENT),
+})
+
+/**
+ * What wraps each handler for `--faults`, `--latency` and `--test-control`'s `Prefer`;
+ * `undefined` without them (the handler is left as it is). Without `--fault-seed`, the seed
+ * is drawn here and said on stderr, so that the run can be replayed.
+ */
+export async function faultWrapper(
+  options: TestControlOptions,
+): Promise<((handler: FetchHandler) => FetchHandler) | undefined> {
+  const drawn = Object.keys(options.faults).length > 0 || options.latency !== undefined
+  if (!drawn && !options.testControl) return undefined
+  const { withFaults } = await import('../src/testing.js')
+  let seed = options.faultSeed
+  if (drawn && seed === undefined) {
+    seed = randomInt(0, 2 ** 32 - 1)
+    process.stderr.write(`petstore-server: faults drawn with --fault-seed ${seed} (give it to replay this run)\n`)
+  }
+  const faultOptions = { faults: options.faults, latency: options.latency, seed, prefer: options.testControl }
+  return (handler) => withFaults(handler, faultOptions)
+}
