@@ -269,12 +269,17 @@ export function toResponse({ status, headers, body }: ApiAnswer): Response {
 /** How much of a body left unread is read and dropped before its answer goes, at most. */
 const DRAIN_BYTES = 1024 * 1024
 const DRAIN_MS = 2_000
+/**
+ * Only workerd resets a connection whose request body was left unread; elsewhere the
+ * handler stops reading at the limit, and the carrier (Node's lingering close) does the rest.
+ */
+const DRAINS = (globalThis as { navigator?: { userAgent?: string } }).navigator?.userAgent === 'Cloudflare-Workers'
 
 /**
  * Reads what is left of `request`'s body, up to {@link DRAIN_BYTES} and
- * {@link DRAIN_MS}, then cancels the rest. workerd resets a connection whose
- * request body the Worker left unread, and a client still writing its body
- * then loses the answer sent first (a 413, a 401 to an upload).
+ * {@link DRAIN_MS}, then cancels the rest: a client still writing its body
+ * when workerd resets the connection loses the answer sent first (a 413, a
+ * 401 to an upload).
  */
 async function drain(request: Request): Promise<void> {
   const { body } = request
@@ -311,7 +316,7 @@ export function toFetchHandler(engine: Engine): FetchHandler & { [ENGINE]: Engin
   const handler = async (request: Request) => {
     const answer = await engine(fromRequest(request))
     // A body the answer did not need (refused before or while reading it) is drained first.
-    if (answer.status >= 400 && request.method !== 'GET' && request.method !== 'HEAD') {
+    if (DRAINS && answer.status >= 400 && request.method !== 'GET' && request.method !== 'HEAD') {
       await drain(request)
     }
     return toResponse(answer)
