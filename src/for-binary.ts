@@ -7,8 +7,8 @@
  */
 
 import { isApiEngine } from './http/engine.js'
-import { type Engine, engineOf, toFetchHandler } from './http/exchange.js'
-import type { FetchHandler } from './http/fetch-handler.js'
+import { type Engine, engineOf } from './http/exchange.js'
+import { type FetchHandler, toFetchHandler } from './http/fetch-handler.js'
 import type { Route } from './http/route-table.js'
 
 export { keyProblem } from './api/auth.js'

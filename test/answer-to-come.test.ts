@@ -6,7 +6,8 @@
  */
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
-import { AnswerToCome, type ApiAnswer, engineOf, fromRequest } from '../src/http/exchange.js'
+import { AnswerToCome, type ApiAnswer, engineOf } from '../src/http/exchange.js'
+import { fromRequest } from '../src/http/web-request.js'
 import { createPetstore, memoryStore } from '../src/index.js'
 import { AUTH, KEY } from './helpers/client.js'
 

@@ -1,6 +1,6 @@
 /**
  * The request and answer the API works on, whatever carries them. A web
- * `Request` is one (`fromRequest`); the Node adapter makes one straight from
+ * `Request` is one (`fromRequest`, web-request.ts); the Node adapter makes one from
  * Node's own request, so that the hot path builds neither a `Request` nor a
  * `Response` (together most of the cost of a small answer on Node).
  *
@@ -8,8 +8,6 @@
  */
 
 import { utf8Length } from '../util/utf8-length.js'
-import { readLimited, tooLarge, utf8Text } from './body.js'
-import type { FetchHandler } from './fetch-handler.js'
 
 /** The signal of a client going away: an `AbortSignal`, or anything as small that behaves like one. */
 export interface AbortLike {
@@ -186,140 +184,4 @@ export function appendHeader(headers: Record<string, string>, name: string, valu
 export const jsonAnswer = (body: string, status = 200, headers: Record<string, string> = {}): ApiAnswer => {
   headers['content-type'] = 'application/json'
   return { status, headers, body }
-}
-
-/** The chunks of a web stream; leaving early releases the stream rather than cancelling it. */
-async function* chunksOf(stream: ReadableStream<Uint8Array>): AsyncGenerator<Uint8Array> {
-  const reader = stream.getReader()
-  try {
-    for (;;) {
-      const { done, value } = await reader.read()
-      if (done) return
-      yield value
-    }
-  } finally {
-    reader.releaseLock()
-  }
-}
-
-/** The declared `Content-Length` of `request`; `NaN` when absent or not decimal. */
-function declaredLength(request: Request): number {
-  const declared = request.headers.get('content-length')
-  return declared !== null && /^[0-9]+$/.test(declared) ? Number(declared) : Number.NaN
-}
-
-/**
- * A web `Request` as the API reads it. What the API may not need is read from
- * the request only when asked: under `@hono/node-server`, `request.body`
- * turns its light request into a full web `Request` (stream, headers,
- * signal), and `request.signal` makes an `AbortController`. A class, not an
- * object literal with getters (see `NodeApiRequest` in adapters/node/request.ts).
- */
-class WebApiRequest implements ApiRequest {
-  readonly method: string
-  readonly url: string
-
-  constructor(private readonly request: Request) {
-    this.method = request.method
-    this.url = request.url
-  }
-
-  get signal(): AbortLike {
-    return this.request.signal
-  }
-
-  header(name: string): string | null {
-    return this.request.headers.get(name)
-  }
-
-  body(): AsyncIterable<Uint8Array> | null {
-    const { request } = this
-    // A positive declared length means a body: its chunks are made only if they are read.
-    if (declaredLength(request) > 0) return { [Symbol.asyncIterator]: () => chunksOf(request.body as ReadableStream) }
-    return request.body === null ? null : chunksOf(request.body)
-  }
-
-  readText(maxBytes: number): Promise<string> {
-    const { request } = this
-    // Within the limit, the body is taken whole, the carrier's own way: HTTP framing bounds it to its
-    // declared length. Without one (chunked), the chunks are counted as they come.
-    const length = declaredLength(request)
-    if (!(length > 0 && length <= maxBytes)) {
-      return readLimited(request.body === null ? [] : chunksOf(request.body), maxBytes).then(utf8Text)
-    }
-    return request.arrayBuffer().then((buffer) => {
-      if (buffer.byteLength > maxBytes) throw tooLarge(maxBytes)
-      return utf8Text(new Uint8Array(buffer))
-    })
-  }
-
-  toRequest(): Request {
-    return this.request
-  }
-}
-
-/** A web `Request` as the API reads it. */
-export const fromRequest = (request: Request): ApiRequest => new WebApiRequest(request)
-
-/** An answer as a web `Response`. */
-export function toResponse({ status, headers, body }: ApiAnswer): Response {
-  return new Response(body, { status, headers })
-}
-
-/** How much of a body left unread is read and dropped before its answer goes, at most. */
-const DRAIN_BYTES = 1024 * 1024
-const DRAIN_MS = 2_000
-/**
- * Only workerd resets a connection whose request body was left unread; elsewhere the
- * handler stops reading at the limit, and the carrier (Node's lingering close) does the rest.
- */
-const DRAINS = (globalThis as { navigator?: { userAgent?: string } }).navigator?.userAgent === 'Cloudflare-Workers'
-
-/**
- * Reads what is left of `request`'s body, up to {@link DRAIN_BYTES} and
- * {@link DRAIN_MS}, then cancels the rest: a client still writing its body
- * when workerd resets the connection loses the answer sent first (a 413, a
- * 401 to an upload).
- */
-async function drain(request: Request): Promise<void> {
-  const { body } = request
-  if (body === null || body.locked) return
-  let reader: ReadableStreamDefaultReader<Uint8Array>
-  try {
-    reader = body.getReader()
-  } catch {
-    return
-  }
-  let timer: ReturnType<typeof setTimeout> | undefined
-  const late = new Promise<'late'>((resolve) => {
-    timer = setTimeout(() => resolve('late'), DRAIN_MS)
-  })
-  try {
-    for (let read = 0; read <= DRAIN_BYTES; ) {
-      const chunk = await Promise.race([reader.read(), late])
-      if (chunk === 'late' || chunk.done) break
-      read += chunk.value.byteLength
-    }
-    await reader.cancel()
-  } catch {
-    // The client broke the body off: there is nothing left to read.
-  } finally {
-    clearTimeout(timer)
-  }
-}
-
-/**
- * A fetch handler over `engine`, carrying it under {@link ENGINE} so that an
- * adapter of this package can skip the `Request`/`Response` round trip.
- */
-export function toFetchHandler(engine: Engine): FetchHandler & { [ENGINE]: Engine } {
-  const handler = async (request: Request) => {
-    const answer = await engine(fromRequest(request))
-    // A body the answer did not need (refused before or while reading it) is drained first.
-    if (DRAINS && answer.status >= 400 && request.method !== 'GET' && request.method !== 'HEAD') {
-      await drain(request)
-    }
-    return toResponse(answer)
-  }
-  return Object.assign(handler, { [ENGINE]: engine })
 }

@@ -5,9 +5,10 @@
  * @module
  */
 import { isApiEngine } from '../http/engine.js'
-import { engineOf, toFetchHandler } from '../http/exchange.js'
+import { engineOf } from '../http/exchange.js'
 import { type FaultOptions, faultyRoutes } from '../http/faults.js'
 import type { FetchHandler } from '../http/fetch-handler.js'
+import { toFetchHandler } from '../http/fetch-handler.js'
 
 export type { FaultKind, FaultOptions } from '../http/faults.js'
 
