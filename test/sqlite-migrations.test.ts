@@ -13,10 +13,10 @@ import { join } from 'node:path'
 import { after, describe, it } from 'node:test'
 import { Kysely, type Migration, Migrator, SqliteDialect } from 'kysely'
 import { createPetstore } from '../src/index.js'
+import { sqliteStatements } from '../src/store/sql/dialects/sqlite.js'
 import { migrations } from '../src/store/sql/migrations.js'
 import { sqliteStore } from '../src/store/sql/sqlite.js'
 import { type DriverDatabase, loadSqliteDriver } from '../src/store/sql/sqlite-drivers.js'
-import { sqliteStatements } from '../src/store/sql/sqlite-statements.js'
 
 const dir = mkdtempSync(join(tmpdir(), 'petstore-sqlite-migrations-'))
 after(() => rmSync(dir, { recursive: true, force: true }))

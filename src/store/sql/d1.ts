@@ -6,25 +6,9 @@
  */
 import { PetstoreError } from '../../api/errors.js'
 import { knownOptions, optionsObject } from '../../util/option-checks.js'
-import { builtInStore, type JsonPage, type PetStore, type Store } from '../store.js'
-import {
-  EMPTY_PAGE,
-  type HotPath,
-  type HotPathTarget,
-  type JsonPageRow,
-  type PetRow,
-  pageOfJson,
-  qualifiedTable,
-  storedPet,
-  toPet,
-} from './hot-path.js'
-import {
-  pageParameters,
-  prepareAll,
-  sqlitePetsTable,
-  sqliteStatements,
-  sqliteStatusIndex,
-} from './sqlite-statements.js'
+import { builtInStore, type PetStore, type Store } from '../store.js'
+import { type SqliteConnection, sqliteHotPath, sqlitePetsTable, sqliteStatusIndex } from './dialects/sqlite.js'
+import type { HotPath, HotPathTarget } from './hot-path.js'
 import { petsTable } from './store-options.js'
 
 /**
@@ -72,11 +56,13 @@ function unavailable(error: unknown): never {
  * D1 binds numbers as doubles and takes no bigint: an int64 beyond 2^53 goes
  * as its decimal text, which the INTEGER column stores as the exact integer.
  */
-const d1Integer = (value: number | bigint) => (typeof value === 'bigint' ? value.toString() : value)
+const d1Value = (value: unknown) => (typeof value === 'bigint' ? value.toString() : value)
+
+const valuesOf = (row: Record<string, unknown>) => Object.values(row)
 
 /**
- * The hot path of `d1Store`: the statements of `sqliteStore`, prepared once
- * and bound per request. Each is one D1 query, committed on its own.
+ * `db` as the SQLite dialect runs its statements: each prepared once and bound per request,
+ * one D1 query committed on its own, rows read as their values in the order selected.
  *
  * Ids stay unique and in commit order without a transaction: the pets table
  * is AUTOINCREMENT, and a D1 database runs one statement at a time (it lives
@@ -85,31 +71,27 @@ const d1Integer = (value: number | bigint) => (typeof value === 'bigint' ? value
  * therefore never see id n+1 before id n; test/workerd.test.ts checks this
  * under concurrent creates on workerd.
  */
-function d1HotPath(db: D1Database, target: HotPathTarget): HotPath {
-  const prepare = (text: string) => db.prepare(text)
-  const { rowPage, jsonPage, byId, insert } = prepareAll(sqliteStatements(target), prepare, prepare)
-
+function d1Connection(db: D1Database): SqliteConnection {
   return {
-    async get(id) {
-      const row = await byId.bind(id).first<PetRow>()
-      return row ? toPet(row) : undefined
+    query(text) {
+      const statement = db.prepare(text)
+      return {
+        async get(parameters) {
+          const row = await statement.bind(...parameters).first()
+          return row === null ? undefined : valuesOf(row)
+        },
+        all: async (parameters) => (await statement.bind(...parameters).all()).results.map(valuesOf),
+      }
     },
-    async list({ status, after, limit }) {
-      if (!(limit >= 1)) return []
-      const { results } = await rowPage(status, limit)
-        .bind(...pageParameters(status, after))
-        .all<PetRow>()
-      return results.map(toPet)
-    },
-    async listJson({ status, after, limit }): Promise<JsonPage> {
-      if (!(limit >= 1)) return EMPTY_PAGE
-      const statement = jsonPage(status, limit + 1).bind(...pageParameters(status, after))
-      return pageOfJson((await statement.first<JsonPageRow>()) ?? undefined, limit)
-    },
-    async create(pet) {
-      const { meta } = await insert.bind(pet.name, d1Integer(pet.categoryId), pet.status ?? null).run()
-      if (meta.last_row_id === undefined) throw new Error('d1Store: D1 reported no id for the new pet')
-      return storedPet(meta.last_row_id, pet)
+    command(text) {
+      const statement = db.prepare(text)
+      return {
+        async run(parameters) {
+          const { meta } = await statement.bind(...parameters.map(d1Value)).run()
+          if (meta.last_row_id === undefined) throw new Error('d1Store: D1 reported no id for the new pet')
+          return meta.last_row_id
+        },
+      }
     },
   }
 }
@@ -153,7 +135,7 @@ export function d1Store(db: D1Database, options: D1StoreOptions = {}): PetStore 
   function open(): Promise<HotPath> {
     if (closed) return Promise.reject(new Error('d1Store: the store is closed'))
     ready ??= db.batch(schema.map((statement) => db.prepare(statement))).then(
-      () => d1HotPath(db, target),
+      () => sqliteHotPath(d1Connection(db), target),
       (error) => {
         ready = undefined
         unavailable(error)
@@ -168,7 +150,7 @@ export function d1Store(db: D1Database, options: D1StoreOptions = {}): PetStore 
     create: (pet) => run((hot) => hot.create(pet)),
     get: (id) => run((hot) => hot.get(id)),
     list: (query) => run((hot) => hot.list(query)),
-    ping: () => run(() => db.prepare(`select id from ${qualifiedTable(target)} limit 1`).first()).then(() => {}),
+    ping: () => run((hot) => hot.ping()),
     close() {
       closed = true
     },

@@ -1,15 +1,15 @@
 /**
- * Internal to the SQL stores: the rows they read, and the hook through which
- * the SQLite and PostgreSQL stores serve requests on statements of their own
- * instead of kysely's query builder. Not exported by any entry point.
+ * Internal to the SQL stores: what every dialect shares. The rows they read,
+ * the pages they write as JSON, and the {@link HotPath}: the calls a dialect
+ * serves on its statements, whether the store's own driver runs them or a
+ * kysely instance does. Not exported by any entry point.
  *
  * @module
  */
 
 import { int64Of, type NewPet, type Pet, type PetStatus } from '../../api/schemas.js'
 import { petRecord } from '../pet-record.js'
-import type { JsonPage, ListQuery } from '../store.js'
-import type { SqlFamily } from './migrations.js'
+import type { Answer, JsonPage, ListQuery } from '../store.js'
 import type { DbSystem } from './query-spans.js'
 
 /** A row of the pets table: int8 arrives as a number, a string (pg, or read as text) or a bigint, by driver. */
@@ -18,20 +18,6 @@ export interface PetRow {
   name: string
   category_id: number | string | bigint
   status: string | null
-}
-
-/**
- * The columns of a pet, `category_id` as decimal text: every driver reads text exactly, while
- * an int8 beyond 2^53 read as a number would be rounded (better-sqlite3, bun:sqlite, a pg or
- * mysql2 pool set up to give numbers) or refused (node:sqlite).
- */
-export function petColumns(family: SqlFamily): string {
-  return `id, name, ${categoryIdText(family)} as category_id, status`
-}
-
-/** `category_id` as decimal text, in the SQL of `family` (MySQL casts to `char`, not `text`). */
-export function categoryIdText(family: SqlFamily): string {
-  return `cast(category_id as ${family === 'mysql' ? 'char' : 'text'})`
 }
 
 /** The pet of a row: numbers for ids, an {@link Int64} categoryId, no `status` key for a NULL status. */
@@ -65,7 +51,7 @@ export function storedPet(id: number, input: NewPet): Pet {
 export const EMPTY_PAGE: JsonPage = Object.freeze({ json: '[]', lastId: undefined, more: false })
 
 /**
- * What a SQL store serves on statements of its own once its schema exists.
+ * What a SQL store serves on the statements of its dialect once its schema exists.
  * Methods may answer synchronously (SQLite drivers do) or with a promise.
  */
 export interface HotPath {
@@ -74,10 +60,12 @@ export interface HotPath {
    * at once to the handler.
    */
   synchronous?: true
-  get(id: number): Pet | undefined | Promise<Pet | undefined>
-  list(query: ListQuery): Pet[] | Promise<Pet[]>
-  listJson(query: ListQuery): JsonPage | Promise<JsonPage>
-  create(pet: NewPet): Pet | Promise<Pet>
+  get(id: number): Answer<Pet | undefined>
+  list(query: ListQuery): Answer<Pet[]>
+  listJson(query: ListQuery): Answer<JsonPage>
+  create(pet: NewPet): Answer<Pet>
+  /** Reads the table: it exists and the database answers. */
+  ping(): Answer<void>
   /**
    * Inserts `pets` atomically, in one transaction under the commit-order lock,
    * and gives their ids in the order of `pets`. Where a store has it,
@@ -146,8 +134,29 @@ function pageOf(json: string, count: JsonPageRow['count'], lastId: JsonPageRow['
   return { json, lastId: Number(lastId), more: false }
 }
 
-/** Called by `kyselyStore` once the migrations are done, to prepare the statements of the hot path. */
-export type OpenHotPath = (target: HotPathTarget) => HotPath | Promise<HotPath>
+/** Called by the SQL store once the migrations are done, to prepare its statements on its own driver. */
+export type OpenHotPath = (target: HotPathTarget) => Answer<HotPath>
+
+/** The SQL text of each migration, in the order they run: a dialect's schema. */
+export interface Migrations {
+  '0001_create_pets': readonly string[]
+  '0002_status_index_covers_pages': readonly string[]
+}
+
+/**
+ * The name of the insert lock on `target`'s table. PostgreSQL and MySQL hand out
+ * ids before commit, so concurrent writers can commit id 34 before 33; a client
+ * paging by id could pass 33 before it exists and never see it. A lock held from
+ * the id's allocation to the commit keeps commit order equal to id order, across
+ * processes too (SQLite writes one transaction at a time already). Every process
+ * on a table must agree on this name, whichever version of the store it runs.
+ */
+export const insertLockName = ({ table, schema }: HotPathTarget): string => `petstore:${schema ?? ''}.${table}`
+
+/** `then` of `value`: at once when it is no promise (a SQLite driver's answer), else once it resolves. */
+export function thenAt<T, R>(value: Answer<T>, then: (value: T) => R): Answer<R> {
+  return value instanceof Promise ? value.then(then) : then(value)
+}
 
 /** `name` quoted as an SQL identifier (SQLite and PostgreSQL quote alike). */
 export const quoteName = (name: string): string => `"${name.replaceAll('"', '""')}"`

@@ -1,6 +1,8 @@
 /**
- * Internal to `kyselyStore`: query spans for what goes through kysely (a
- * `kyselyStore` over your own instance, the migrations, `ping`).
+ * Internal to the SQL stores: query spans for what kysely compiles, the
+ * migrations and the Migrator's own queries. (The dialect's statements,
+ * which a `kyselyStore` runs through kysely already compiled, make their
+ * spans themselves, as on a store's own driver: see through-kysely.ts.)
  *
  * A kysely plugin rather than a wrapped driver: `kyselyStore` is handed a
  * `Kysely` whose driver is already built, and `withPlugin` is the public way

@@ -1,6 +1,7 @@
 /**
- * `kyselyStore`: pets in any SQL database kysely speaks to. The SQLite,
- * PostgreSQL and MySQL stores share its runtime, with statements of their own.
+ * `kyselyStore`: pets in a SQLite, PostgreSQL or MySQL database kysely speaks
+ * to. It runs the statements of the database's dialect through kysely; the
+ * SQLite, PostgreSQL and MySQL stores run the same ones on their own driver.
  *
  * @module
  */

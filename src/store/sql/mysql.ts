@@ -8,8 +8,8 @@ import type { ExecuteValues, Pool, PoolConnection, PoolOptions } from 'mysql2'
 import { PetstoreError } from '../../api/errors.js'
 import { kindOf, optionsObject } from '../../util/option-checks.js'
 import type { ResettablePetStore } from '../store.js'
+import { type MysqlRunner, type MysqlSession, mysqlHotPath } from './dialects/mysql.js'
 import type { HotPathTarget } from './hot-path.js'
-import { type MysqlRunner, type MysqlSession, mysqlHotPath } from './mysql-hot-path.js'
 import { sqlStore } from './sql-store.js'
 import type { KyselyStoreOptions } from './store-options.js'
 import { connectionSettings, nothingBesidePool, sqlStoreOptions, timeoutMs } from './store-options.js'
@@ -325,18 +325,13 @@ export function mysqlStore(connection: MysqlConnection, options: MysqlStoreOptio
     {
       ...rest,
       destroyOnClose: true,
-      // Prepared statements on the pool, around kysely's builder: see mysql-hot-path.ts for why.
+      // Prepared statements on the pool, not through kysely: see dialects/mysql.ts for why.
     },
     (target: HotPathTarget) => {
       const open = pool
       if (open === undefined) throw new Error('mysqlStore: the pool is not open')
       const watch = watchFor(queryTimeoutMillis)
-      return mysqlHotPath(
-        runOn(open, watch),
-        sessionOn(open, watch),
-        target,
-        target.system === 'mariadb' ? 'mariadb' : 'mysql',
-      )
+      return mysqlHotPath(runOn(open, watch), sessionOn(open, watch), target)
     },
   )
 }

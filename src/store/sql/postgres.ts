@@ -8,8 +8,8 @@ import type { Pool, PoolClient, PoolConfig } from 'pg'
 import { PetstoreError } from '../../api/errors.js'
 import { kindOf, optionsObject } from '../../util/option-checks.js'
 import type { ResettablePetStore } from '../store.js'
+import { postgresHotPath } from './dialects/postgres.js'
 import type { HotPathTarget } from './hot-path.js'
-import { postgresHotPath } from './postgres-hot-path.js'
 import { sqlStore } from './sql-store.js'
 import type { KyselyStoreOptions } from './store-options.js'
 import { connectionSettings, nothingBesidePool, sqlStoreOptions, timeoutMs } from './store-options.js'
@@ -177,7 +177,7 @@ export function postgresStore(connection: PostgresConnection, options: PostgresS
     {
       ...options,
       destroyOnClose: true,
-      // Named statements on the pool, around kysely's builder: see postgres-hot-path.ts for why.
+      // Named statements on the pool, not through kysely: see dialects/postgres.ts for why.
       // pool.query listens for a connection's `error` while it holds it, as lend() does for kysely.
     },
     (target: HotPathTarget) => {

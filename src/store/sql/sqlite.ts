@@ -5,20 +5,11 @@
  * @module
  */
 import { Kysely, SqliteDialect } from 'kysely'
-import type { NewPet } from '../../api/schemas.js'
 import { tracing } from '../../http/tracing.js'
 import { misnamedOptions, optionsObject, shown } from '../../util/option-checks.js'
-import type { JsonPage, ListQuery, ResettablePetStore } from '../store.js'
-import {
-  EMPTY_PAGE,
-  type HotPath,
-  type HotPathTarget,
-  type JsonPageValues,
-  type PetValues,
-  pageOfJsonValues,
-  petOfValues,
-  storedPet,
-} from './hot-path.js'
+import type { ResettablePetStore } from '../store.js'
+import { type SqliteCommand, type SqliteConnection, type SqliteQuery, sqliteHotPath } from './dialects/sqlite.js'
+import type { HotPathTarget } from './hot-path.js'
 import { describeQuery, inQuerySpan, type QueryDescription } from './query-spans.js'
 import { sqlStore } from './sql-store.js'
 import {
@@ -30,7 +21,6 @@ import {
   type SqliteDriver,
   type ValuesStatement,
 } from './sqlite-drivers.js'
-import { pageParameters, prepareAll, sqliteStatements } from './sqlite-statements.js'
 import type { KyselyStoreOptions } from './store-options.js'
 import { sqlStoreOptions, timeoutMs } from './store-options.js'
 
@@ -76,7 +66,7 @@ function configure(database: DriverDatabase, busyTimeoutMs: number): void {
  * A prepared query, its rows read as arrays of values (see `ValuesStatement`), whose runs are query
  * spans when tracing is on (see query-spans.ts); else one check.
  */
-class Query {
+class Query implements SqliteQuery {
   constructor(
     private readonly statement: ValuesStatement,
     private readonly query: QueryDescription,
@@ -92,77 +82,35 @@ class Query {
   }
 }
 
-/** A prepared statement run for its effect, traced as {@link Query}. */
-class Command {
+/** A prepared statement run for its effect, traced as {@link Query}: the last insert rowid. */
+class Command implements SqliteCommand {
   constructor(
     private readonly statement: DriverStatement,
     private readonly query: QueryDescription,
   ) {}
 
-  run(parameters: readonly unknown[]): { lastInsertRowid: number | bigint } {
-    return tracing() ? inQuerySpan(this.query, () => this.statement.run(parameters)) : this.statement.run(parameters)
+  run(parameters: readonly unknown[]): number {
+    const { lastInsertRowid } = tracing()
+      ? inQuerySpan(this.query, () => this.statement.run(parameters))
+      : this.statement.run(parameters)
+    return Number(lastInsertRowid)
   }
 }
 
 /**
- * The hot path of `sqliteStore`: statements prepared once on the driver's
- * database, run synchronously. Through kysely, each request built a query,
- * compiled it and had SQLite prepare it again: three quarters of the time of
- * a `get` or a page (profiled with --cpu-prof). kysely keeps the schema and
- * its migrations, which run before these statements are prepared; nothing
- * else uses kysely's connection afterwards but `ping`, one statement at a
- * time, so the two never interleave inside a transaction.
- *
- * The SQL (pages as JSON built by `json_group_array`) is shared with the D1
- * store: see sqlite-statements.ts.
+ * The driver's database as `sqliteStore` runs the SQLite dialect on it: statements prepared
+ * once, run synchronously. Through kysely, each request built a query, compiled it and had
+ * SQLite prepare it again: three quarters of the time of a `get` or a page (profiled with
+ * --cpu-prof). kysely keeps the migrations, which run before these statements are prepared;
+ * nothing uses kysely's connection afterwards, so the two never interleave inside a transaction.
+ * Traced, each statement of a batch is a span of its own, under the request that started the batch.
  */
-function sqliteHotPath(database: DriverDatabase, target: HotPathTarget): HotPath {
+function ownConnection(database: DriverDatabase, target: HotPathTarget): SqliteConnection {
   const described = (text: string) => describeQuery('sqlite', text, target.table)
-  const read = (text: string) => new Query(database.prepareValues(text), described(text))
-  const write = (text: string) => new Command(database.prepare(text), described(text))
-  const { rowPage, jsonPage, byId, insert } = prepareAll(sqliteStatements(target), read, write)
-  // Group commit (see group-commit.ts): a batch is one immediate transaction, so one commit; the
-  // busy handler waits for another process's lock at `begin immediate`, as at a lone insert.
-  // Traced, each statement of a batch is a span of its own, under the request that started the batch.
-  const [begin, commit, rollback] = ['begin immediate', 'commit', 'rollback'].map(write)
-  const insertOne = (pet: NewPet) => Number(insert.run([pet.name, pet.categoryId, pet.status ?? null]).lastInsertRowid)
-
   return {
     synchronous: true,
-    get(id) {
-      const values = byId.get([id]) as PetValues | undefined
-      return values && petOfValues(values)
-    },
-    list({ status, after, limit }: ListQuery) {
-      if (!(limit >= 1)) return []
-      return (rowPage(status, limit).all(pageParameters(status, after)) as unknown as PetValues[]).map(petOfValues)
-    },
-    listJson({ status, after, limit }: ListQuery): JsonPage {
-      if (!(limit >= 1)) return EMPTY_PAGE
-      return pageOfJsonValues(
-        jsonPage(status, limit + 1).get(pageParameters(status, after)) as JsonPageValues | undefined,
-        limit,
-      )
-    },
-    create(pet) {
-      return storedPet(insertOne(pet), pet)
-    },
-    insertMany(pets) {
-      if (pets.length === 1) return [insertOne(pets[0]!)]
-      begin!.run([])
-      try {
-        const ids = pets.map(insertOne)
-        commit!.run([])
-        return ids
-      } catch (error) {
-        try {
-          rollback!.run([])
-        } catch {
-          // SQLite already rolled back (it does on some errors): nothing is open.
-        }
-        throw error
-      }
-    },
+    query: (text) => new Query(database.prepareValues(text), described(text)),
+    command: (text) => new Command(database.prepare(text), described(text)),
   }
 }
 
@@ -242,7 +190,7 @@ export function sqliteStore(options: SqliteStoreOptions): ResettablePetStore {
     (target: HotPathTarget) => {
       // The migrations have run through kysely, so its driver has opened the database.
       if (opened === undefined) throw new Error('sqliteStore: the database is not open')
-      return sqliteHotPath(opened, target)
+      return sqliteHotPath(ownConnection(opened, target), target)
     },
   )
 }

@@ -224,8 +224,8 @@ export interface KyselyStoreOptions {
   /**
    * Group commit: creates that arrive while another is being written go
    * together in the next write, one transaction and one commit (`sqliteStore`,
-   * `postgresStore`, `mysqlStore`; a `kyselyStore` over your own instance has
-   * no statements of its own to batch). Off, each create commits on its own.
+   * `postgresStore`, `mysqlStore`; a `kyselyStore` over your own instance
+   * commits each create on its own). Off, each create commits on its own.
    * @default true
    */
   batchCreates?: boolean | undefined

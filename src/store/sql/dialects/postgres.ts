@@ -1,31 +1,54 @@
 /**
- * The hot path of `postgresStore`: named (prepared) statements sent straight
- * to `pg`, around kysely's query builder.
+ * The PostgreSQL dialect: its schema, its statements, its id-order insert and
+ * what its errors mean. `postgresStore` runs the statements as named
+ * (prepared) statements straight on `pg`; a `kyselyStore` over a PostgreSQL
+ * instance runs the same text through kysely.
  *
  * Profiled with --cpu-prof, building and compiling a kysely query took about
  * a fifth of the client's CPU time per `get` or page; a named statement is
  * also parsed and planned once per connection by the server instead of at
- * every request. kysely keeps the schema and the migrations, which run before
- * any of these statements, and `ping`.
+ * every request.
  *
  * @module
  */
-import type { NewPet } from '../../api/schemas.js'
-import { tracing } from '../../http/tracing.js'
-import type { JsonPage, ListQuery } from '../store.js'
+import type { NewPet } from '../../../api/schemas.js'
+import { tracing } from '../../../http/tracing.js'
+import type { JsonPage, ListQuery } from '../../store.js'
+import type { DialectErrors } from '../database-errors.js'
 import {
   EMPTY_PAGE,
   type HotPath,
   type HotPathTarget,
+  insertLockName,
   type JsonPageRow,
+  type Migrations,
   type PetRow,
   pageOfJson,
-  petColumns,
   qualifiedTable,
+  quoteName,
   storedPet,
   toPet,
-} from './hot-path.js'
-import { describeQuery, inQuerySpan } from './query-spans.js'
+} from '../hot-path.js'
+import { describeQuery, inQuerySpan } from '../query-spans.js'
+
+/**
+ * The schema of `target`, migration by migration: the text kysely's schema builder wrote for
+ * 0001 before it moved here (test/sql-schema.test.ts compares them), so a database made then and
+ * one made now hold the same schema. 0002 is SQLite's alone: PostgreSQL keeps the index of 0001.
+ */
+export function postgresMigrations(target: HotPathTarget): Migrations {
+  const from = qualifiedTable(target)
+  return {
+    '0001_create_pets': [
+      `create table if not exists ${from} ("id" bigserial primary key, "name" text not null, "category_id" bigint not null, "status" varchar(16))`,
+      `create index if not exists ${quoteName(`${target.table}_status_id`)} on ${from} ("status", "id")`,
+    ],
+    '0002_status_index_covers_pages': [],
+  }
+}
+
+/** The schema the tables go to when none is given: kysely's Migrator looks in every schema unless told one. */
+export const CURRENT_SCHEMA = 'select current_schema() as schema'
 
 /** Runs one named statement: `pg.Pool#query` (prepared once per connection), or any runner of the same shape. */
 export type PostgresRunner = (statement: { name: string; text: string; values: unknown[] }) => Promise<{
@@ -60,16 +83,15 @@ const PET_JSON = `'{"id":' || id || ',"name":' || to_json(name)::text || ',"cate
  * the strings escaped by `to_json`. A page aggregates `limit + 1` pets and
  * `pageOfJson` cuts the extra one off, as for SQLite.
  *
- * `create` takes the insert lock (see `kyselyStore`'s `insertInIdOrder`) in
- * the statement itself: the lock is taken before the id is drawn and held
- * until the statement's own transaction commits, as kysely's transaction of
- * four statements did, in one round trip. The lock's name is the same, so
- * processes of either version exclude each other.
+ * `create` takes the insert lock (see `insertLockName`) in the statement
+ * itself: the lock is taken before the id is drawn and held until the
+ * statement's own transaction commits, in one round trip, on any connection.
  */
 export function postgresHotPath(query: PostgresRunner, target: HotPathTarget): HotPath {
   const from = qualifiedTable(target)
-  const columns = petColumns('postgres')
-  const lockName = `petstore:${target.schema ?? ''}.${target.table}`
+  // category_id as decimal text: pg reads int8 as a string anyway, and a pool set up to give numbers would round it.
+  const columns = 'id, name, cast(category_id as text) as category_id, status'
+  const lockName = insertLockName(target)
   const statement = (text: string) => {
     const name = nameOf(text)
     // Traced, each run is a query span (see query-spans.ts); a group-commit batch is one statement, so one span.
@@ -93,6 +115,7 @@ export function postgresHotPath(query: PostgresRunner, target: HotPathTarget): H
         from ${from} where ${where(byStatus, after)} order by id limit ${limit}::int) as page`)
   }
   const byId = statement(`select ${columns} from ${from} where id = $1::bigint`)
+  const ping = statement(`select id from ${from} limit 1`)
   const insert = statement(`with locked as (select pg_advisory_xact_lock(hashtext($4::text)))
     insert into ${from} (name, category_id, status) select $1::text, $2::bigint, $3::text from locked returning id`)
   // Group commit (see group-commit.ts): many rows in one statement, under the same lock, one commit.
@@ -135,6 +158,9 @@ export function postgresHotPath(query: PostgresRunner, target: HotPathTarget): H
     async create(pet) {
       return storedPet(await insertOne(pet), pet)
     },
+    async ping() {
+      await ping([])
+    },
     async insertMany(pets) {
       // A lone row keeps the one-row statement: no arrays to build or unnest.
       if (pets.length === 1) return [await insertOne(pets[0]!)]
@@ -148,4 +174,31 @@ export function postgresHotPath(query: PostgresRunner, target: HotPathTarget): H
       return rows.map((row) => Number(row.id)).sort((a, b) => a - b)
     },
   }
+}
+
+const UNAVAILABLE = new Set([
+  '57P01', // admin shutdown
+  '57P02', // crash shutdown
+  '57P03', // cannot connect now
+  '57014', // statement timeout (or canceled)
+  '53300', // too many connections
+])
+
+const RACE = new Set([
+  '23505', // unique violation (a concurrent `create … if not exists` on the catalog)
+  '42P06', // duplicate schema
+  '42P07', // duplicate table
+  '40P01', // deadlock
+])
+
+// pg reports a lost or timed-out connection with a bare Error, no code: only its message tells.
+const CONNECTION_LOST =
+  /^(Connection terminated|timeout exceeded when trying to connect|Query read timeout|Client has encountered a connection error)/
+
+/** What PostgreSQL's errors say, by their SQLSTATE (and pg's, by its message). */
+export const POSTGRES_ERRORS: DialectErrors = {
+  // Class 08 is a connection exception.
+  unavailable: (code) => UNAVAILABLE.has(code) || /^08[0-9A-Z]{3}$/.test(code),
+  lost: ({ message }) => typeof message === 'string' && CONNECTION_LOST.test(message),
+  race: (code) => RACE.has(code),
 }

@@ -1,9 +1,10 @@
 /**
- * The hot path of `mysqlStore`: statements prepared once per connection
- * (`mysql2`'s `execute`), around kysely's query builder, as PostgreSQL's
- * (see postgres-hot-path.ts): building and compiling a kysely query per
- * request cost MariaDB's store a fifth of its speed against a hand-written
- * server. kysely keeps the schema, the migrations and `ping`.
+ * The MySQL dialect (MariaDB too): its schema, its statements, its id-order
+ * insert and what its errors mean. `mysqlStore` runs the statements prepared
+ * once per connection (`mysql2`'s `execute`); a `kyselyStore` over a MySQL
+ * instance runs the same text through kysely. Building and compiling a kysely
+ * query per request cost MariaDB's store a fifth of its speed against a
+ * hand-written server.
  *
  * Pages are not written as JSON by the database: MySQL's `JSON_OBJECT` puts
  * spaces in, and `JSON_ARRAYAGG` has no `ORDER BY` on MySQL 8. Rows become
@@ -11,13 +12,57 @@
  *
  * @module
  */
-import { PetstoreError } from '../../api/errors.js'
-import { jsonPageOf, oneMore } from '../../api/pet-json.js'
-import type { NewPet } from '../../api/schemas.js'
-import { tracing } from '../../http/tracing.js'
-import type { JsonPage, ListQuery } from '../store.js'
-import { EMPTY_PAGE, type HotPath, type HotPathTarget, type PetRow, petColumns, storedPet, toPet } from './hot-path.js'
-import { type DbSystem, describeQuery, inQuerySpan, type QueryDescription } from './query-spans.js'
+import { PetstoreError } from '../../../api/errors.js'
+import { jsonPageOf, oneMore } from '../../../api/pet-json.js'
+import type { NewPet } from '../../../api/schemas.js'
+import { tracing } from '../../../http/tracing.js'
+import type { JsonPage, ListQuery } from '../../store.js'
+import type { DialectErrors } from '../database-errors.js'
+import {
+  EMPTY_PAGE,
+  type HotPath,
+  type HotPathTarget,
+  insertLockName,
+  type Migrations,
+  type PetRow,
+  storedPet,
+  toPet,
+} from '../hot-path.js'
+import { type DbSystem, describeQuery, inQuerySpan, type QueryDescription } from '../query-spans.js'
+
+/** `` `table` ``: MySQL quotes identifiers with backticks (double quotes only under ANSI_QUOTES). */
+const quoted = (name: string) => `\`${name.replaceAll('`', '``')}\``
+
+/** `` `schema`.`table` `` (or `` `table` ``). */
+const tableOf = ({ table, schema }: HotPathTarget) =>
+  schema === undefined ? quoted(table) : `${quoted(schema)}.${quoted(table)}`
+
+/**
+ * The schema of `target`, migration by migration. MySQL 8 has no `create index if not exists`:
+ * the index is declared with the table. utf8mb4 spelled out, as MariaDB may default to latin1:
+ * names hold any Unicode, 255 code points. 0002 is SQLite's alone.
+ */
+export function mysqlMigrations(target: HotPathTarget): Migrations {
+  return {
+    '0001_create_pets': [
+      `create table if not exists ${tableOf(target)} (
+  id bigint not null auto_increment primary key,
+  name varchar(255) not null,
+  category_id bigint not null,
+  status varchar(16),
+  index ${quoted(`${target.table}_status_id`)} (status, id)
+) default character set utf8mb4 collate utf8mb4_bin`,
+    ],
+    '0002_status_index_covers_pages': [],
+  }
+}
+
+/** The server's version, which names MariaDB where it is one (query spans say which). */
+export const VERSION = 'select version() as version'
+
+/** The query spans' `db.system` of a server of `version`. */
+export const systemOf = (version: unknown): 'mysql' | 'mariadb' =>
+  /mariadb/i.test(String(version)) ? 'mariadb' : 'mysql'
 
 /** Runs one statement, prepared once per connection, with `values` for its `?`s: its rows, or its result header. */
 export type MysqlRunner = (sql: string, values: unknown[]) => Promise<unknown>
@@ -46,27 +91,20 @@ function spannedRunner(system: DbSystem, table: string): (runner: MysqlRunner) =
     tracing() ? inQuerySpan(describe(sql), () => runner(sql, values)) : runner(sql, values)
 }
 
-/** `` `table` ``: MySQL quotes identifiers with backticks (double quotes only under ANSI_QUOTES). */
-const quoted = (name: string) => `\`${name.replaceAll('`', '``')}\``
-
 /**
  * The statements of the hot path on `target`: `run` for one statement on any
- * connection of the pool, `session` for several on one. `create` takes the
- * same named lock as kysely's path (`insertInIdOrder`), so processes of
- * either kind exclude each other and pets become visible in id order.
+ * connection, `session` for several on one. `create` takes the named insert
+ * lock (see `insertLockName`) on its connection, so that pets become visible
+ * in id order: the autocommitted insert is durable before the lock is let go.
  */
-export function mysqlHotPath(
-  untracedRun: MysqlRunner,
-  untracedSession: MysqlSession,
-  target: HotPathTarget,
-  system: 'mysql' | 'mariadb' = 'mysql',
-): HotPath {
-  const traced = spannedRunner(system, target.table)
+export function mysqlHotPath(untracedRun: MysqlRunner, untracedSession: MysqlSession, target: HotPathTarget): HotPath {
+  const traced = spannedRunner(target.system === 'mariadb' ? 'mariadb' : 'mysql', target.table)
   const run = traced(untracedRun)
   const session: MysqlSession = (work) => untracedSession((on) => work(traced(on)))
-  const from = target.schema === undefined ? quoted(target.table) : `${quoted(target.schema)}.${quoted(target.table)}`
-  const columns = petColumns('mysql')
-  const lockName = `petstore:${target.schema ?? ''}.${target.table}`
+  const from = tableOf(target)
+  // category_id as decimal text (MySQL casts to `char`): exact beyond 2^53 whatever the pool's number settings.
+  const columns = 'id, name, cast(category_id as char) as category_id, status'
+  const lockName = insertLockName(target)
   const byId = `select ${columns} from ${from} where id = ?`
   // `limit ?` is refused by some servers in prepared statements: the limit is written in, one text per limit
   // (at most 101 of each kind, each prepared once per connection).
@@ -99,7 +137,7 @@ export function mysqlHotPath(
         throw error
       },
     ))
-  // One text per batch size: group commit hands over powers of two only (see `take` in kysely.ts), so
+  // One text per batch size: group commit hands over powers of two only (see `take` in sql-store.ts), so
   // each connection prepares at most nine of them.
   const insertText = (count: number) =>
     `insert into ${from} (name, category_id, status) values ${Array(count).fill('(?, ?, ?)').join(', ')}`
@@ -141,7 +179,32 @@ export function mysqlHotPath(
     async create(pet) {
       return storedPet(Number((await insertMany([pet]))[0]), pet)
     },
+    async ping() {
+      await run(`select id from ${from} limit 1`, [])
+    },
     insertMany,
     batchOf: (ready) => 2 ** Math.floor(Math.log2(ready)),
   }
+}
+
+const UNAVAILABLE = new Set([
+  'PROTOCOL_CONNECTION_LOST',
+  'PROTOCOL_SEQUENCE_TIMEOUT',
+  'PROTOCOL_ENQUEUE_AFTER_FATAL_ERROR',
+  'ER_CON_COUNT_ERROR',
+  'ER_SERVER_SHUTDOWN',
+  'ER_CONNECTION_KILLED',
+  'ER_QUERY_INTERRUPTED',
+  'ER_STATEMENT_TIMEOUT',
+  'ER_QUERY_TIMEOUT',
+])
+
+const RACE = new Set(['ER_DUP_ENTRY', 'ER_TABLE_EXISTS_ERROR', 'ER_LOCK_DEADLOCK'])
+
+/** What MySQL's errors say, by mysql2's codes. */
+export const MYSQL_ERRORS: DialectErrors = {
+  unavailable: (code) => UNAVAILABLE.has(code),
+  // mysql2 marks errors that broke the connection as fatal ("Can't add new command when connection is in closed state").
+  lost: ({ fatal }, code) => fatal === true && !code?.startsWith('ER_'),
+  race: (code) => RACE.has(code),
 }
