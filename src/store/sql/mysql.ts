@@ -3,16 +3,14 @@
  *
  * @module
  */
-import { Kysely, MysqlDialect, type MysqlPool, type MysqlPoolConnection } from 'kysely'
+import { MysqlDialect, type MysqlPool, type MysqlPoolConnection } from 'kysely'
 import type { ExecuteValues, Pool, PoolConnection, PoolOptions } from 'mysql2'
-import { PetstoreError } from '../../api/errors.js'
 import { kindOf, optionsObject } from '../../util/option-checks.js'
 import type { ResettablePetStore } from '../store.js'
 import { type MysqlRunner, type MysqlSession, mysqlHotPath } from './dialects/mysql.js'
-import type { HotPathTarget } from './hot-path.js'
-import { sqlStore } from './sql-store.js'
+import { loadDriver, pooledStore } from './sql-store.js'
 import type { KyselyStoreOptions } from './store-options.js'
-import { connectionSettings, nothingBesidePool, sqlStoreOptions, timeoutMs } from './store-options.js'
+import { connectionOf, sqlStoreOptions, timeoutMs } from './store-options.js'
 
 /**
  * Where the store connects: a URL, for a pool the store creates (with any
@@ -243,49 +241,39 @@ function runOn(pool: Pool, watch: StatementWatch | undefined): MysqlRunner {
 }
 
 async function openPool(options: PoolOptions): Promise<Pool> {
-  let createPool: typeof import('mysql2').createPool
-  try {
-    createPool = (await import('mysql2')).default.createPool
-  } catch (cause) {
-    throw PetstoreError.missingDriver('mysqlStore needs mysql2: npm install mysql2', cause)
-  }
+  const { createPool } = (await loadDriver('mysqlStore', 'mysql2', () => import('mysql2'))).default
   return createPool({ ...POOL_DEFAULTS, ...options })
 }
 
 /** The options {@link mysqlStore} takes (`schema`: a MySQL database on the same server). */
 const OPTIONS = ['table', 'migrationTable', 'schema', 'batchCreates', 'queryTimeoutMillis'] as const
 
-/**
- * Throws unless `connection` is a {@link MysqlConnection}. Nothing from it is shown: a URL or a
- * pool's settings may hold a password.
- */
-function checkConnection(connection: MysqlConnection): void {
-  if (typeof connection === 'string') throw new TypeError("mysqlStore: pass { uri: '…' }, not the URL alone")
-  optionsObject('mysqlStore', 'the connection', connection, "{ uri: 'mysql://…' } or { pool }")
-  if ('pool' in connection) {
-    const { pool, ...beside } = connection as { pool: unknown }
-    const given = pool as Partial<Record<'getConnection' | 'promise' | 'pool', unknown>> | null
-    if (typeof given?.getConnection !== 'function') {
-      throw new TypeError(`mysqlStore: pool must be a mysql2 pool, with getConnection(), got ${kindOf(pool)}`)
-    }
-    // mysql2/promise's pool wraps the callback pool as `.pool`, and has no promise() of its own.
-    // Its getConnection() takes no callback: every request would wait for ever.
-    if (typeof given.promise !== 'function' && typeof given.pool === 'object' && given.pool !== null) {
-      throw new TypeError(
-        "mysqlStore: pool is a mysql2/promise pool; pass the callback pool: its .pool, or createPool from 'mysql2'",
-      )
-    }
-    nothingBesidePool('mysqlStore', beside)
-    return
+/** Throws unless `pool` is a callback pool of mysql2. */
+function checkPool(pool: unknown): void {
+  const given = pool as Partial<Record<'getConnection' | 'promise' | 'pool', unknown>> | null
+  if (typeof given?.getConnection !== 'function') {
+    throw new TypeError(`mysqlStore: pool must be a mysql2 pool, with getConnection(), got ${kindOf(pool)}`)
   }
-  const config = connectionSettings('mysqlStore', connection, {
+  // mysql2/promise's pool wraps the callback pool as `.pool`, and has no promise() of its own.
+  // Its getConnection() takes no callback: every request would wait for ever.
+  if (typeof given.promise !== 'function' && typeof given.pool === 'object' && given.pool !== null) {
+    throw new TypeError(
+      "mysqlStore: pool is a mysql2/promise pool; pass the callback pool: its .pool, or createPool from 'mysql2'",
+    )
+  }
+}
+
+/** Throws unless `connection` is a {@link MysqlConnection}. */
+function checkConnection(connection: MysqlConnection): void {
+  const config = connectionOf('mysqlStore', connection, {
     urlName: 'uri',
     meant: { url: 'uri', connectionString: 'uri' },
     storeOptions: OPTIONS,
     // mysql2 reads any scheme, a postgres:// URL too, and connected to MySQL's port of its host.
     schemes: ['mysql://', 'mariadb://'],
+    checkPool,
   })
-  if (config.connectTimeout !== undefined) timeoutMs('mysqlStore', 'connectTimeout', config.connectTimeout)
+  if (config?.connectTimeout !== undefined) timeoutMs('mysqlStore', 'connectTimeout', config.connectTimeout)
 }
 
 /**
@@ -309,29 +297,15 @@ export function mysqlStore(connection: MysqlConnection, options: MysqlStoreOptio
   sqlStoreOptions('mysqlStore', options, OPTIONS)
   const { queryTimeoutMillis = 15_000, ...rest } = options
   timeoutMs('mysqlStore', 'queryTimeoutMillis', queryTimeoutMillis)
-  /** The pool, once there is one: kysely lends its connections, the hot path executes on them directly. */
-  let pool: Pool | undefined = 'pool' in connection ? connection.pool : undefined
-  const dialect = new MysqlDialect({
-    pool:
-      'pool' in connection
-        ? lend(connection.pool, false, queryTimeoutMillis)
-        : async () => {
-            pool = await openPool(connection as PoolOptions)
-            return lend(pool, true, queryTimeoutMillis)
-          },
-  })
-  return sqlStore(
-    new Kysely({ dialect }),
-    {
-      ...rest,
-      destroyOnClose: true,
-      // Prepared statements on the pool, not through kysely: see dialects/mysql.ts for why.
-    },
-    (target: HotPathTarget) => {
-      const open = pool
-      if (open === undefined) throw new Error('mysqlStore: the pool is not open')
+  return pooledStore('mysqlStore', rest, {
+    given: 'pool' in connection ? connection.pool : undefined,
+    create: () => openPool(connection as PoolOptions),
+    lend: (pool, owned) => lend(pool, owned, queryTimeoutMillis),
+    dialect: (pool) => new MysqlDialect({ pool }),
+    // Prepared statements on the pool, not through kysely: see dialects/mysql.ts for why.
+    open(pool, target) {
       const watch = watchFor(queryTimeoutMillis)
-      return mysqlHotPath(runOn(open, watch), sessionOn(open, watch), target)
+      return mysqlHotPath(runOn(pool, watch), sessionOn(pool, watch), target)
     },
-  )
+  }).store
 }

@@ -3,16 +3,14 @@
  *
  * @module
  */
-import { Kysely, PostgresDialect, type PostgresPool } from 'kysely'
+import { PostgresDialect, type PostgresPool } from 'kysely'
 import type { Pool, PoolClient, PoolConfig } from 'pg'
-import { PetstoreError } from '../../api/errors.js'
 import { kindOf, optionsObject } from '../../util/option-checks.js'
 import type { ResettablePetStore } from '../store.js'
 import { postgresHotPath } from './dialects/postgres.js'
-import type { HotPathTarget } from './hot-path.js'
-import { sqlStore } from './sql-store.js'
+import { loadDriver, pooledStore } from './sql-store.js'
 import type { KyselyStoreOptions } from './store-options.js'
-import { connectionSettings, nothingBesidePool, sqlStoreOptions, timeoutMs } from './store-options.js'
+import { connectionOf, sqlStoreOptions, timeoutMs } from './store-options.js'
 
 /**
  * Where the store connects: a URL, for a pool the store creates (with any
@@ -72,12 +70,7 @@ function lend(pool: Pool, owned: boolean): PostgresPool {
 }
 
 async function createPool(config: PoolConfig): Promise<Pool> {
-  let Pool: typeof import('pg').Pool
-  try {
-    Pool = (await import('pg')).default.Pool
-  } catch (cause) {
-    throw PetstoreError.missingDriver('postgresStore needs pg: npm install pg', cause)
-  }
+  const { Pool } = (await loadDriver('postgresStore', 'pg', () => import('pg'))).default
   const pool = new Pool({ ...POOL_DEFAULTS, ...config })
   // An idle connection the server drops is reported here; unheard, it would end the program.
   pool.on('error', ignoreError)
@@ -90,38 +83,31 @@ const TIMEOUTS = ['connectionTimeoutMillis', 'statement_timeout', 'query_timeout
 /** The options {@link postgresStore} takes. */
 const OPTIONS = ['schema', 'table', 'migrationTable', 'batchCreates'] as const
 
-/**
- * Throws unless `connection` is a {@link PostgresConnection}. Nothing from it is shown: a URL
- * or a pool's settings may hold a password.
- */
+/** Throws unless `pool` is a pg.Pool. */
+function checkPool(pool: unknown): void {
+  const given = pool as Partial<Record<'connect' | 'query' | 'escapeIdentifier' | 'totalCount', unknown>> | null
+  if (typeof given?.connect !== 'function' || typeof given.query !== 'function') {
+    throw new TypeError(`postgresStore: pool must be a pg.Pool, with connect() and query(), got ${kindOf(pool)}`)
+  }
+  // A pg.Client has both, but its connect() opens itself instead of lending a client.
+  if (typeof given.escapeIdentifier === 'function' && !('totalCount' in given)) {
+    throw new TypeError('postgresStore: pool is a pg.Client, one connection: pass a pg.Pool')
+  }
+}
+
+/** Throws unless `connection` is a {@link PostgresConnection}. */
 function checkConnection(connection: PostgresConnection): void {
-  if (typeof connection === 'string') {
-    throw new TypeError("postgresStore: pass { connectionString: '…' }, not the URL alone")
-  }
-  optionsObject('postgresStore', 'the connection', connection, "{ connectionString: 'postgres://…' } or { pool }")
-  if ('pool' in connection) {
-    const { pool, ...beside } = connection as { pool: unknown }
-    const given = pool as Partial<Record<'connect' | 'query' | 'escapeIdentifier' | 'totalCount', unknown>> | null
-    if (typeof given?.connect !== 'function' || typeof given.query !== 'function') {
-      throw new TypeError(`postgresStore: pool must be a pg.Pool, with connect() and query(), got ${kindOf(pool)}`)
-    }
-    // A pg.Client has both, but its connect() opens itself instead of lending a client.
-    if (typeof given.escapeIdentifier === 'function' && !('totalCount' in given)) {
-      throw new TypeError('postgresStore: pool is a pg.Client, one connection: pass a pg.Pool')
-    }
-    nothingBesidePool('postgresStore', beside)
-    return
-  }
   // An empty config is pg's own default: it reads PGHOST, PGUSER… from the environment.
-  const config = connectionSettings('postgresStore', connection, {
+  const config = connectionOf('postgresStore', connection, {
     urlName: 'connectionString',
     meant: { url: 'connectionString', uri: 'connectionString' },
     storeOptions: OPTIONS,
     // pg also reads a socket's directory (`/var/run/postgresql db`) and `socket:` URLs.
     schemes: ['postgres://', 'postgresql://', 'socket:', '/'],
+    checkPool,
   })
   for (const name of TIMEOUTS) {
-    const value = config[name]
+    const value = config?.[name]
     // pg's own word for no statement timeout.
     if (value === undefined || (value === false && name === 'statement_timeout')) continue
     timeoutMs('postgresStore', name, value)
@@ -161,34 +147,20 @@ export function postgresStore(connection: PostgresConnection, options: PostgresS
     )
   }
   sqlStoreOptions('postgresStore', options, OPTIONS)
-  /** The pool, once there is one: kysely lends its connections, the hot path queries it directly. */
-  let pool: Pool | undefined = 'pool' in connection ? connection.pool : undefined
-  const dialect = new PostgresDialect({
-    pool:
-      'pool' in connection
-        ? lend(connection.pool, false)
-        : async () => {
-            pool = await createPool(connection as PoolConfig)
-            return lend(pool, true)
-          },
+  const { store, pool } = pooledStore('postgresStore', options, {
+    given: 'pool' in connection ? connection.pool : undefined,
+    create: () => createPool(connection as PoolConfig),
+    lend,
+    dialect: (pool) => new PostgresDialect({ pool }),
+    // Named statements on the pool, not through kysely: see dialects/postgres.ts for why.
+    // pool.query listens for a connection's `error` while it holds it, as lend() does for kysely.
+    open: (pool, target) => postgresHotPath((statement) => pool.query(statement), target),
   })
-  const store = sqlStore(
-    new Kysely({ dialect }),
-    {
-      ...options,
-      destroyOnClose: true,
-      // Named statements on the pool, not through kysely: see dialects/postgres.ts for why.
-      // pool.query listens for a connection's `error` while it holds it, as lend() does for kysely.
-    },
-    (target: HotPathTarget) => {
-      const open = pool
-      if (open === undefined) throw new Error('postgresStore: the pool is not open')
-      return postgresHotPath((statement) => open.query(statement), target)
-    },
-  )
   // For the binary's metrics (`petstore_db_pool_connections`): pg.Pool's own counts, once the pool is open.
-  const poolStats = (): PoolStats | undefined =>
-    pool && { total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }
+  const poolStats = (): PoolStats | undefined => {
+    const open = pool()
+    return open && { total: open.totalCount, idle: open.idleCount, waiting: open.waitingCount }
+  }
   return Object.assign(store, { poolStats })
 }
 

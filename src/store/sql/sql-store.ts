@@ -7,13 +7,13 @@
  *
  * @module
  */
-import { type Kysely, Migrator } from 'kysely'
+import { type Dialect, Kysely, Migrator } from 'kysely'
 import { PetstoreError } from '../../api/errors.js'
 import type { Pet } from '../../api/schemas.js'
 import { builtInStore, type JsonPage, type ListQuery, type ResettablePetStore, type Store } from '../store.js'
 import { isMigrationRace, isUnavailable, mappingErrors, unavailable } from './database-errors.js'
 import { groupCommit } from './group-commit.js'
-import type { HotPath, OpenHotPath } from './hot-path.js'
+import type { HotPath, HotPathTarget, OpenHotPath } from './hot-path.js'
 import { storedPet } from './hot-path.js'
 import { querySpanPlugin } from './kysely-spans.js'
 import { migrations, sqlFamily } from './migrations.js'
@@ -149,4 +149,56 @@ export function sqlStore(given: Kysely<any>, options: KyselyStoreOptions, openOw
   return builtInStore(store, undefined, (pets) =>
     run(() => replacePets(db, { family, table, schema: schemaName }, pets)),
   )
+}
+
+/** A store on a driver's pool (`pg`, `mysql2`): how it gets the pool, lends it to kysely, and runs its dialect. */
+export interface Pooled<P, Lent> {
+  /** The pool the application passed, if it did: it stays the application's. */
+  given: P | undefined
+  /** Creates the store's own pool, on first use. */
+  create(): Promise<P>
+  /** `pool` as kysely's dialect borrows its connections; `owned` when the store ends it on close. */
+  lend(pool: P, owned: boolean): Lent
+  dialect(pool: Lent | (() => Promise<Lent>)): Dialect
+  /** The dialect's statements on the pool itself, once the schema exists. */
+  open(pool: P, target: HotPathTarget): HotPath
+}
+
+/**
+ * A store of `owner`'s on the pool of `pooled`: kysely migrates through it, the dialect's
+ * statements then run on it directly. `pool()` is the pool, once there is one.
+ */
+export function pooledStore<P, Lent>(
+  owner: string,
+  options: KyselyStoreOptions,
+  pooled: Pooled<P, Lent>,
+): { store: PetStore; pool: () => P | undefined } {
+  let pool = pooled.given
+  const lent =
+    pool !== undefined
+      ? pooled.lend(pool, false)
+      : async () => {
+          const created = await pooled.create()
+          pool = created
+          return pooled.lend(created, true)
+        }
+  const store = sqlStore(
+    new Kysely({ dialect: pooled.dialect(lent) }),
+    { ...options, destroyOnClose: true },
+    (target) => {
+      // The migrations have run through kysely, so the pool is open.
+      if (pool === undefined) throw new Error(`${owner}: the pool is not open`)
+      return pooled.open(pool, target)
+    },
+  )
+  return { store, pool: () => pool }
+}
+
+/** The driver `name` as `load` imports it on first use; told as missing, in `owner`'s name, when it is not installed. */
+export async function loadDriver<T>(owner: string, name: string, load: () => Promise<T>): Promise<T> {
+  try {
+    return await load()
+  } catch (cause) {
+    throw PetstoreError.missingDriver(`${owner} needs ${name}: npm install ${name}`, cause)
+  }
 }

@@ -14,6 +14,7 @@ import {
   misnamedOptions,
   optionalBoolean,
   optionalString,
+  optionsObject,
   shown,
   wholeNumber,
 } from '../../util/option-checks.js'
@@ -148,16 +149,6 @@ export function misplacedOptions(owner: string, connection: object, store: reado
   }
 }
 
-/** Settings given beside a pool of one's own: they belong on that pool, which the store does not make. */
-export function nothingBesidePool(owner: string, beside: object): void {
-  const other = Object.keys(beside)[0]
-  if (other !== undefined) {
-    throw new TypeError(
-      `${owner}: a connection with a pool takes nothing else, got ${JSON.stringify(other)}: set it on the pool`,
-    )
-  }
-}
-
 /** A name as compared for a misspelling: case, `_` and `-` aside (`connection_string`, `URI`). */
 const folded = (name: string) => name.toLowerCase().replace(/[-_]/g, '')
 
@@ -197,6 +188,47 @@ export function connectionSettings(
     throw new TypeError(`${owner}: ${urlName} must begin with ${schemes.join(' or ')}, got ${given}`)
   }
   return config
+}
+
+/** Settings given beside a pool of one's own: they belong on that pool, which the store does not make. */
+function nothingBesidePool(owner: string, beside: object): void {
+  const other = Object.keys(beside)[0]
+  if (other !== undefined) {
+    throw new TypeError(
+      `${owner}: a connection with a pool takes nothing else, got ${JSON.stringify(other)}: set it on the pool`,
+    )
+  }
+}
+
+/** How a store's connection is checked: as {@link connectionSettings} takes it, and a pool's check. */
+export interface ConnectionRules {
+  urlName: string
+  meant: Readonly<Record<string, string>>
+  storeOptions: readonly string[]
+  /** How the URL may begin, e.g. `postgres://`; the first is the one examples show. */
+  schemes: readonly string[]
+  /** Throws unless `pool` is a pool of the store's driver. */
+  checkPool(pool: unknown): void
+}
+
+/**
+ * Throws unless `connection` is a connection of `owner`'s: settings with a URL (see
+ * {@link connectionSettings}), given back, or a pool of one's own with nothing beside it
+ * (`undefined`). Nothing from it is shown: a URL or a pool's settings may hold a password.
+ */
+export function connectionOf(
+  owner: string,
+  connection: unknown,
+  rules: ConnectionRules,
+): Record<string, unknown> | undefined {
+  const { urlName, schemes, checkPool } = rules
+  if (typeof connection === 'string') throw new TypeError(`${owner}: pass { ${urlName}: '…' }, not the URL alone`)
+  const given = optionsObject(owner, 'the connection', connection, `{ ${urlName}: '${schemes[0]}…' } or { pool }`)
+  if (!('pool' in given)) return connectionSettings(owner, given, rules)
+  const { pool, ...beside } = given as { pool: unknown }
+  checkPool(pool)
+  nothingBesidePool(owner, beside)
+  return undefined
 }
 
 /** Options of `kyselyStore`. */
