@@ -9,7 +9,7 @@ import assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
 import { after, before, describe, it } from 'node:test'
 import { PGlite } from '@electric-sql/pglite'
-import { Kysely } from 'kysely'
+import { Kysely, MysqlDialect, PostgresDialect } from 'kysely'
 import { PGliteDialect } from 'kysely-pglite-dialect'
 import mysql from 'mysql2'
 import mysqlPromise from 'mysql2/promise'
@@ -211,6 +211,27 @@ describe('postgresStore on a PostgreSQL server', {
     await assertBatchIdsMatchRows(store)
   })
 
+  describe('kyselyStore over an instance of the application’s own', () => {
+    const db = new Kysely<any>({ dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString, max: 10 }) }) })
+    after(() => db.destroy())
+
+    storeConformance(
+      { name: 'kyselyStore (PostgreSQL server)', makeStore: () => kyselyStore(db, { schema: freshSchema() }) },
+      runner,
+    )
+
+    it('makes pets visible in id order, as postgresStore does: the same insert lock', async () => {
+      const schema = freshSchema()
+      const store = track(kyselyStore(db, { schema }))
+      await store.ping?.()
+      await admin.query(`create function ${schema}.pause() returns trigger language plpgsql as
+        $$ begin perform pg_sleep(random() * 0.02); return new; end $$`)
+      await admin.query(`create trigger pause before insert on ${schema}.petstore_pets
+        for each row execute function ${schema}.pause()`)
+      await assertWalksMissNothing(store)
+    })
+  })
+
   it('leaves a pool it was given open after close(), without listeners of its own', async () => {
     const pool = new pg.Pool({ connectionString, max: 2 })
     try {
@@ -392,6 +413,25 @@ describe('mysqlStore on a MySQL or MariaDB server', { skip: !MYSQL_URL && 'PETST
     const table = freshTable()
     const store = track(mysqlStore({ uri, connectionLimit: 10 }, { table }))
     await assertBatchIdsMatchRows(store)
+  })
+
+  describe('kyselyStore over an instance of the application’s own', () => {
+    const pool = mysql.createPool({ uri, connectionLimit: 10, charset: 'utf8mb4', supportBigNumbers: true })
+    const db = new Kysely<any>({ dialect: new MysqlDialect({ pool }) })
+    after(() => db.destroy())
+
+    storeConformance(
+      { name: 'kyselyStore (MySQL server)', makeStore: () => kyselyStore(db, { table: freshTable() }) },
+      runner,
+    )
+
+    it('makes pets visible in id order, as mysqlStore does: the same insert lock', async () => {
+      const table = freshTable()
+      const store = track(kyselyStore(db, { table }))
+      await store.ping?.()
+      await admin.query(`create trigger ${table}_pause after insert on ${table} for each row do sleep(rand() * 0.02)`)
+      await assertWalksMissNothing(store)
+    })
   })
 
   it('leaves a pool it was given open after close()', async () => {
