@@ -172,7 +172,7 @@ export function pooledStore<P, Lent>(
   owner: string,
   options: KyselyStoreOptions,
   pooled: Pooled<P, Lent>,
-): { store: PetStore; pool: () => P | undefined } {
+): { store: ResettablePetStore; pool: () => P | undefined } {
   let pool = pooled.given
   const lent =
     pool !== undefined
