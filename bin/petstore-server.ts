@@ -25,9 +25,10 @@ import { accessLog, flushAccessLog } from './access-log.js'
 import { reloadKeysOnSighup } from './keys-reload.js'
 import { aggregatedMetrics, type RequestMetrics, requestMetrics, serveMetrics } from './metrics.js'
 import { openStore } from './open-store.js'
-import { parseCli, USAGE, UsageError } from './options.js'
+import { parseCli, UsageError } from './options.js'
 import { printStatsEvery } from './stats.js'
 import { faultWrapper, loadSeed, resetRoute, SeedError } from './test-control.js'
+import { USAGE } from './usage.js'
 import { cursorSecretFromPrimary, inWorker, keyFromPrimary, runPrimary, workerReady } from './workers.js'
 
 /** `GET /healthz`, outside the API and its keys: is the store answering? */

@@ -9,18 +9,7 @@ import { PetstoreError } from '../../api/errors.js'
 import { MYSQL_ERRORS } from './dialects/mysql.js'
 import { POSTGRES_ERRORS } from './dialects/postgres.js'
 import { SQLITE_ERRORS } from './dialects/sqlite.js'
-
-/** What the errors of one dialect's driver say, read from their codes. */
-export interface DialectErrors {
-  /** The code of an error its driver reports otherwise than as a string `code`, if it does. */
-  code?(error: { code?: unknown; errcode?: unknown }): string | undefined
-  /** Whether `code` says the database is not there right now (not that this request is wrong). */
-  unavailable(code: string): boolean
-  /** Whether the driver lost its connection, as the error says besides its code. */
-  lost?(error: { message?: unknown; fatal?: unknown }, code: string | undefined): boolean
-  /** Whether `code` is what processes migrating one database at the same moment collide on. */
-  race(code: string): boolean
-}
+import type { DialectErrors } from './hot-path.js'
 
 const DIALECTS: readonly DialectErrors[] = [SQLITE_ERRORS, POSTGRES_ERRORS, MYSQL_ERRORS]
 

@@ -165,3 +165,15 @@ export const quoteName = (name: string): string => `"${name.replaceAll('"', '""'
 export function qualifiedTable({ table, schema }: HotPathTarget): string {
   return schema === undefined ? quoteName(table) : `${quoteName(schema)}.${quoteName(table)}`
 }
+
+/** What the errors of one dialect's driver say, read from their codes. */
+export interface DialectErrors {
+  /** The code of an error its driver reports otherwise than as a string `code`, if it does. */
+  code?(error: { code?: unknown; errcode?: unknown }): string | undefined
+  /** Whether `code` says the database is not there right now (not that this request is wrong). */
+  unavailable(code: string): boolean
+  /** Whether the driver lost its connection, as the error says besides its code. */
+  lost?(error: { message?: unknown; fatal?: unknown }, code: string | undefined): boolean
+  /** Whether `code` is what processes migrating one database at the same moment collide on. */
+  race(code: string): boolean
+}

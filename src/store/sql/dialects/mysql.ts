@@ -17,8 +17,8 @@ import { jsonPageOf, oneMore } from '../../../api/pet-json.js'
 import type { NewPet } from '../../../api/schemas.js'
 import { tracing } from '../../../http/tracing.js'
 import type { JsonPage, ListQuery } from '../../store.js'
-import type { DialectErrors } from '../database-errors.js'
 import {
+  type DialectErrors,
   EMPTY_PAGE,
   type HotPath,
   type HotPathTarget,

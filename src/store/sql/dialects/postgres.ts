@@ -14,8 +14,8 @@
 import type { NewPet } from '../../../api/schemas.js'
 import { tracing } from '../../../http/tracing.js'
 import type { JsonPage, ListQuery } from '../../store.js'
-import type { DialectErrors } from '../database-errors.js'
 import {
+  type DialectErrors,
   EMPTY_PAGE,
   type HotPath,
   type HotPathTarget,

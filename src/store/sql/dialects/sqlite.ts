@@ -11,8 +11,8 @@
  */
 import type { NewPet } from '../../../api/schemas.js'
 import type { Answer, JsonPage, ListQuery } from '../../store.js'
-import type { DialectErrors } from '../database-errors.js'
 import {
+  type DialectErrors,
   EMPTY_PAGE,
   type HotPath,
   type HotPathTarget,
