@@ -14,6 +14,7 @@
  */
 import cluster, { type Worker } from 'node:cluster'
 import type { Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
 
 /** Marks a process forked by {@link runPrimary}, so that only those behave as workers. */
 const WORKER_ENV = 'PETSTORE_CLUSTER_WORKER'
@@ -38,6 +39,8 @@ const STABLE_MS = 10_000
 interface ReadyMessage {
   petstore: 'ready'
   line: string
+  /** The port the worker listens on: with `--port 0`, the one the ready line announces. */
+  port: number
 }
 
 const isReady = (message: unknown): message is ReadyMessage =>
@@ -72,13 +75,30 @@ export function workerReady(readyLine: string, server: Server): void {
   process.once('exit', () => {
     log(`worker ${cluster.worker?.id} (pid ${process.pid}) answered ${answered} requests`)
   })
-  process.send?.({ petstore: 'ready', line: readyLine } satisfies ReadyMessage)
+  const { port } = server.address() as AddressInfo
+  process.send?.({ petstore: 'ready', line: readyLine, port } satisfies ReadyMessage)
+}
+
+/** `args` with `--port port` in place of any `--port` they hold (it may be given once only). */
+export function withPort(args: readonly string[], port: number): string[] {
+  const kept: string[] = []
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i] as string
+    if (arg === '--') return [...kept, '--port', String(port), ...args.slice(i)]
+    if (arg === '--port') i++
+    else if (!arg.startsWith('--port=')) kept.push(arg)
+  }
+  return [...kept, '--port', String(port)]
 }
 
 /** What the primary knows of one worker. */
 interface WorkerState {
   startedAt: number
   ready: boolean
+  /** A key reload came while it was starting: it is told once it is ready. */
+  reloadOwed: boolean
+  /** Started with `--port` set to the port announced (see `fork`). */
+  pinned: boolean
 }
 
 /**
@@ -107,18 +127,36 @@ export function runPrimary(
   let exitCode = 0
   /** The signal the primary forwarded: a worker still starting dies of it, which is no failure. */
   let forwarded: NodeJS.Signals | undefined
+  /** The port of the ready line. */
+  let announced: number | undefined
+  const argv = process.argv.slice(2)
 
   const fork = () => {
+    // Workers share the primary's socket only when they listen with the same port argument: a new one
+    // takes that of those listening. With none left (--port 0), it is given the port announced, which a
+    // bare port 0 would trade for a new free one.
+    const listening = [...workers.values()].find((other) => other.ready)
+    const pinned = announced !== undefined && (listening?.pinned ?? true)
+    cluster.setupPrimary({ args: pinned ? withPort(argv, announced as number) : argv })
     const worker = cluster.fork(env)
-    const state: WorkerState = { startedAt: Date.now(), ready: false }
+    const state: WorkerState = { startedAt: Date.now(), ready: false, reloadOwed: false, pinned }
     workers.set(worker, state)
     // Without a listener, a failed fork or IPC error would end the primary.
     worker.on('error', (error) => log(`worker ${worker.id}: ${error.message}`))
     worker.on('message', (message: unknown) => {
       if (!isReady(message) || phase === 'stopping') return
+      if (announced !== undefined && message.port !== announced) {
+        // Those it was to share the socket with died while it started: it bound a port of its own.
+        log(
+          `worker ${worker.id} (pid ${worker.process.pid}) listens on port ${message.port}, not ${announced}; stopping it`,
+        )
+        return void worker.process.kill('SIGTERM')
+      }
+      announced = message.port
       state.ready = true
       startFailures = 0
       log(`worker ${worker.id} (pid ${worker.process.pid}) ready`)
+      if (state.reloadOwed) worker.process.kill('SIGHUP')
       if (phase === 'starting' && workers.size === count && [...workers.values()].every((other) => other.ready)) {
         phase = 'running'
         process.stdout.write(`${message.line}\n`)
@@ -194,10 +232,21 @@ export function runPrimary(
   // Without a keys file, a hang-up stops everything, as SIGTERM does (and as each worker takes it).
   if (reloadsKeys) {
     process.on('SIGHUP', () => {
-      log(`SIGHUP, telling ${workers.size} workers to re-read their keys`)
-      for (const worker of workers.keys()) worker.process.kill('SIGHUP')
+      if (phase === 'stopping') return
+      // A worker still starting has no handler yet, and SIGHUP would kill it: it is told once ready.
+      const starting = [...workers].filter(([, state]) => !state.ready)
+      log(
+        `SIGHUP, telling ${workers.size - starting.length} workers to re-read their keys` +
+          (starting.length > 0 ? `, ${starting.length} more once ready` : ''),
+      )
+      for (const [worker, state] of workers) {
+        if (state.ready) worker.process.kill('SIGHUP')
+        else state.reloadOwed = true
+      }
     })
   } else process.on('SIGHUP', onSignal)
 
+  // Said once the signals are handled: from here a SIGHUP reloads (or stops), it does not kill.
+  log(`starting ${count} workers`)
   for (let i = 0; i < count; i++) fork()
 }

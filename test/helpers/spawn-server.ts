@@ -97,9 +97,16 @@ export interface RunningServer {
 
 const READY = /http:\/\/(\[[^\]\s]+\]|[^\s/:[\]]+):(\d+)(\/\S*)?/
 
-/** Starts the binary with `args` and resolves once it prints its ready line. */
-export function startServer(args: string[], env?: Record<string, string>): Promise<RunningServer> {
-  return startScript(BIN, args, env)
+/**
+ * Starts the binary with `args` and resolves once it prints its ready line.
+ * `onSpawn` gets the process at once, for a test that acts before it is ready.
+ */
+export function startServer(
+  args: string[],
+  env?: Record<string, string>,
+  onSpawn?: (child: ChildProcess) => void,
+): Promise<RunningServer> {
+  return startScript(BIN, args, env, undefined, onSpawn)
 }
 
 /**
@@ -113,8 +120,10 @@ export function startScript(
   args: string[],
   env?: Record<string, string>,
   runtime?: ScriptRuntime,
+  onSpawn?: (child: ChildProcess) => void,
 ): Promise<RunningServer> {
   const child = spawnScript(script, args, env, runtime)
+  onSpawn?.(child)
   let out = ''
   let err = ''
   child.stderr?.on('data', (chunk: string) => {
