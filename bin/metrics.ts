@@ -4,10 +4,9 @@
  * is loaded only when the flag is given (an optional dependency).
  *
  * Under `--workers N` the numbers are aggregated: every worker counts in
- * prom-client's global registry, and the primary serves `/metrics` through
- * an `AggregatorRegistry`, which asks each worker over the cluster's IPC
- * channel and sums (one scrape, one series per label set, whichever worker
- * answered).
+ * prom-client's global registry, and the primary asks each worker over the
+ * cluster's IPC channel and sums (bin/cluster-metrics.ts): one series per
+ * label set, whichever worker answered, and the dead workers' counts kept.
  *
  * @module
  */
@@ -15,6 +14,7 @@ import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import type { OnResponse, PoolStats } from '../src/for-binary.js'
 import type { PetStore } from '../src/index.js'
+import { answerScrapes, clusterMetrics } from './cluster-metrics.js'
 
 type PromClient = typeof import('prom-client')
 type Metric = import('prom-client').Metric
@@ -58,8 +58,7 @@ const BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5
 export async function requestMetrics(store: PetStore, inWorker = false): Promise<RequestMetrics> {
   const prom = await promClient()
   const { register } = prom
-  // prom-client answers the primary's AggregatorRegistry only once one is made in the worker too.
-  if (inWorker) new prom.AggregatorRegistry()
+  if (inWorker) answerScrapes(register)
   prom.collectDefaultMetrics()
   const labelNames = ['method', 'route', 'status_code'] as const
   const series = new RequestSeries()
@@ -204,11 +203,9 @@ class RequestSeries {
 
 const KNOWN_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'CONNECT', 'OPTIONS', 'TRACE', 'PATCH'])
 
-/** The primary's view under `--workers`: every worker's global registry, summed. */
+/** The primary's view under `--workers`: every worker's global registry, summed (bin/cluster-metrics.ts). */
 export async function aggregatedMetrics(): Promise<Pick<RequestMetrics, 'text' | 'contentType'>> {
-  const prom = await promClient()
-  const aggregator = new prom.AggregatorRegistry()
-  return { text: () => aggregator.clusterMetrics(), contentType: aggregator.contentType }
+  return clusterMetrics(await promClient())
 }
 
 /**
