@@ -1,7 +1,7 @@
 /**
  * The API reference page in a real browser: Debian's Chromium, driven by
  * playwright-core, on the built binary. Outside CI a machine without
- * Chromium skips this with a message; under CI=true it fails.
+ * Chromium skips this with a message; under CI it fails.
  */
 import assert from 'node:assert/strict'
 import { existsSync, mkdtempSync, rmSync } from 'node:fs'
@@ -10,6 +10,7 @@ import { join } from 'node:path'
 import { after, before, it } from 'node:test'
 import { DOCS_CSP } from '../src/http/docs-page.js'
 import { CHROMIUM, launchChromium } from './helpers/chromium.js'
+import { underCi } from './helpers/ci.js'
 import { killAll, type RunningServer, repoRoot, startScript } from './helpers/spawn-server.js'
 
 const BINARY = join(repoRoot, 'dist/bin/petstore-server.js')
@@ -23,7 +24,7 @@ function missing(): string | undefined {
 }
 
 const reason = missing()
-if (reason && process.env.CI === 'true') throw new Error(`the browser test cannot run under CI: ${reason}`)
+if (reason && underCi) throw new Error(`the browser test cannot run under CI: ${reason}`)
 
 const tmp = mkdtempSync(join(tmpdir(), 'petstore-docs-'))
 let server: RunningServer | undefined

@@ -13,6 +13,7 @@ import { after, before, beforeEach, describe, it } from 'node:test'
 import { setupServer } from 'msw/node'
 import { petstoreHandlers } from '../adapters/msw.js'
 import { memoryStore } from '../src/index.js'
+import { underCi } from './helpers/ci.js'
 import { nextLink } from './helpers/client.js'
 import { repoRoot } from './helpers/spawn-server.js'
 
@@ -241,7 +242,7 @@ describe('petstore-server/msw in a browser bundle', () => {
   }
   // The built entries exist once `npm run build` has run, as under CI.
   const built = existsSync(join(repoRoot, 'dist/msw.js'))
-  if (!built && process.env.CI) throw new Error('no dist/msw.js under CI: run npm run build first')
+  if (!built && underCi) throw new Error('no dist/msw.js under CI: run npm run build first')
   const entries = ['adapters/msw.ts', ...(built ? ['dist/msw.js'] : [])]
 
   for (const entry of entries) {

@@ -19,6 +19,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, describe, it } from 'node:test'
 import { promisify } from 'node:util'
+import { skipOrFail, underCi } from './helpers/ci.js'
 import { call } from './helpers/client.js'
 import { checkBodies, checkServing, remote } from './helpers/http-checks.js'
 import { bunRuntime, denoRuntime, type Located, locate, type RuntimeName } from './helpers/runtimes.js'
@@ -37,9 +38,8 @@ const located: Record<Runtime, Located> = {
   bun,
   deno,
 }
-/** Under CI (`CI` set, as CI services do) a missing runtime fails its tests instead of skipping them. */
-const ci = !['', '0', 'false', undefined].includes(process.env.CI)
-if (ci)
+// Under CI a missing runtime fails its tests instead of skipping them.
+if (underCi)
   for (const [name, found] of Object.entries(located)) if ('skip' in found) throw new Error(`${name}: ${found.skip}`)
 
 /** Why `runtime`'s tests skip here, or false. */
@@ -196,7 +196,8 @@ function builtSkipReason(): string | false {
   )
   return statSync(built).mtimeMs < newest ? `${BUILT} is older than the sources: npm run build` : false
 }
-const builtSkip = builtSkipReason()
+// Under CI the build runs first: a binary older than its sources is a failure there.
+const builtSkip = skipOrFail(builtSkipReason())
 
 /** Deno as a user runs the published binary: no import map, no sloppy imports (it is one bundled file). */
 function plainDeno(binary: string, permissions: readonly string[]): ScriptRuntime {

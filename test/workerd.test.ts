@@ -29,6 +29,7 @@ import { sqlitePetsSchema } from '../src/store/sql/dialects/sqlite.js'
 import { sqliteStore } from '../src/store/sql/sqlite.js'
 import { loadSqliteDriver } from '../src/store/sql/sqlite-drivers.js'
 import { STORE_CONFORMANCE_TESTS } from '../src/testing.js'
+import { underCi } from './helpers/ci.js'
 import { call, nextLink } from './helpers/client.js'
 import { checkBodies, checkServing, remote } from './helpers/http-checks.js'
 import { repoRoot } from './helpers/spawn-server.js'
@@ -45,8 +46,7 @@ import {
 import type { WorkerTestResult } from './workerd/conformance-worker.js'
 
 const workerd = await locateWorkerd()
-const ci = !['', '0', 'false', undefined].includes(process.env.CI)
-if (ci && 'skip' in workerd) throw new Error(`workerd: ${workerd.skip}`)
+if (underCi && 'skip' in workerd) throw new Error(`workerd: ${workerd.skip}`)
 const skip = 'skip' in workerd ? workerd.skip : false
 const version = 'version' in workerd ? ` ${workerd.version}` : ''
 

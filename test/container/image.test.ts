@@ -27,13 +27,13 @@ import {
   startCommand,
   uidOf,
 } from '../helpers/buildah.js'
+import { underCi } from '../helpers/ci.js'
 
 const IMAGE = process.env.PETSTORE_TEST_IMAGE
-const ci = !['', '0', 'false', undefined].includes(process.env.CI)
 const skip = IMAGE
   ? await buildahMissing()
   : 'PETSTORE_TEST_IMAGE names no image: .ci/container builds the image and runs this test'
-if (skip && ci) throw new Error(`the container test cannot run under CI: ${skip}`)
+if (skip && underCi) throw new Error(`the container test cannot run under CI: ${skip}`)
 
 const POSTGRES_URL = process.env.PETSTORE_TEST_POSTGRES_URL
 const MYSQL_URL = process.env.PETSTORE_TEST_MYSQL_URL

@@ -5,6 +5,7 @@
  */
 import { existsSync } from 'node:fs'
 import { type BrowserContext, chromium } from 'playwright-core'
+import { underCi } from './ci.js'
 
 export const CHROMIUM = '/usr/bin/chromium'
 
@@ -18,7 +19,7 @@ export function chromiumMissing(): string | undefined {
  * except under CI, where the whole file fails at once instead.
  */
 export function skipUnlessCi(reason: string | undefined, what: string): string | false {
-  if (reason && process.env.CI) throw new Error(`${what} cannot run under CI: ${reason}`)
+  if (reason && underCi) throw new Error(`${what} cannot run under CI: ${reason}`)
   return reason ? `skipped: ${reason}` : false
 }
 
