@@ -102,13 +102,14 @@ describe('the packed tarball', () => {
     assert.match(readFileSync(join(installed, 'LICENSE'), 'utf8'), /^MIT License/)
   })
 
-  it("petstore-server/node loads @whatwg-node/server only for a handler that is not createPetstore's", async () => {
+  it("petstore-server/node loads @whatwg-node/server only for a handler that is not createPetstore's (withDocs keeps it)", async () => {
     // CommonJS, so that require.cache tells what is loaded. Merely loaded, its fetch ponyfill made
     // other servers in the process slower (bench/README.md, "How to read the output").
     const script = `
 const http = require('node:http')
 const { createPetstore, memoryStore } = require('petstore-server')
 const { toNodeListener } = require('petstore-server/node')
+const { withDocs } = require('petstore-server/docs')
 const loaded = () => Object.keys(require.cache).some((file) => file.includes('@whatwg-node'))
 async function answer(listener) {
   const server = http.createServer(listener).listen(0, '127.0.0.1')
@@ -121,13 +122,20 @@ async function answer(listener) {
 }
 ;(async () => {
   const ours = await answer(toNodeListener(createPetstore({ store: memoryStore(), keys: ['k'] })))
+  const docs = await answer(toNodeListener(withDocs(createPetstore({ store: memoryStore(), keys: ['k'] }))))
   const before = loaded()
   const other = await answer(toNodeListener(() => new Response('other')))
-  console.log(JSON.stringify({ ours, before, other, after: loaded() }))
+  console.log(JSON.stringify({ ours, docs, before, other, after: loaded() }))
 })()
 `
     const { stdout } = await run(process.execPath, ['-e', script], { cwd: project })
-    assert.deepEqual(JSON.parse(stdout), { ours: '200 []', before: false, other: '200 other', after: true })
+    assert.deepEqual(JSON.parse(stdout), {
+      ours: '200 []',
+      docs: '200 []',
+      before: false,
+      other: '200 other',
+      after: true,
+    })
   })
 
   it('loads without msw, its optional peer, which only petstore-server/msw needs', async () => {
