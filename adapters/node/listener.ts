@@ -5,7 +5,9 @@
  *
  * @module
  */
+
 import type { IncomingMessage, ServerResponse } from 'node:http'
+import type { Socket } from 'node:net'
 import type { createServerAdapter } from '@whatwg-node/server'
 import { oneLineOf } from '../../src/api/errors.js'
 import { AnswerToCome, type Engine, engineOf, pending } from '../../src/http/exchange.js'
@@ -103,7 +105,7 @@ async function answered(handler: FetchHandler, request: Request): Promise<Respon
 
 /** The listener that drives an engine directly; requests it cannot read as they are go to `fallback`. */
 function engineListener(engine: Engine, fallback: NodeListener): NodeListener {
-  return (request, response) => {
+  const answer: NodeListener = (request, response) => {
     // A body that Express or another middleware has already parsed: the stream is spent, @whatwg-node knows the way.
     if ((request as IncomingMessage & { body?: unknown }).body !== undefined) return fallback(request, response)
     let result: ReturnType<Engine>
@@ -120,4 +122,70 @@ function engineListener(engine: Engine, fallback: NodeListener): NodeListener {
       () => send(request, response, lastResort()),
     )
   }
+  // A pipelined request waits for the answers before it to be written (Node hands its answer the
+  // socket then): a client that sends many and reads none holds one answer, not one per request.
+  return (request, response) => {
+    if (response.socket !== null) return answer(request, response)
+    const { socket } = request
+    const stalled = waitingOn(socket)
+    response.once('socket', () => {
+      stalled.moved()
+      answer(request, response)
+    })
+  }
+}
+
+/** `serve()`'s `writeTimeoutMs`, by server. */
+const writeTimeouts = new WeakMap<object, number>()
+
+/** Connections of `server` whose pipelined requests wait longer than `ms` for an answer to be read are closed. */
+export function closeStalledWrites(server: object, ms: number): void {
+  if (ms > 0) writeTimeouts.set(server, ms)
+}
+
+/** Pipelined requests waiting on one connection, and the timer that closes it if none moves on. */
+interface Waiting {
+  count: number
+  timer: ReturnType<typeof setTimeout> | undefined
+  moved(): void
+}
+
+const waiting = new WeakMap<Socket, Waiting>()
+
+/**
+ * One more request waiting on `socket` for the answers before it to be read. While some wait,
+ * the connection is closed if none moves on within the server's write timeout: its client has
+ * stopped reading.
+ */
+function waitingOn(socket: Socket): Waiting {
+  let state = waiting.get(socket)
+  if (state === undefined) {
+    const ms = writeTimeouts.get((socket as Socket & { server?: object }).server ?? socket)
+    const entry: Waiting = {
+      count: 0,
+      timer: undefined,
+      moved() {
+        entry.count--
+        if (entry.count === 0) {
+          clearTimeout(entry.timer)
+          entry.timer = undefined
+        } else entry.timer?.refresh()
+      },
+    }
+    if (ms !== undefined) {
+      entry.timer = setTimeout(() => socket.destroy(), ms)
+      entry.timer.unref()
+      socket.once('close', () => clearTimeout(entry.timer))
+    }
+    waiting.set(socket, entry)
+    state = entry
+  } else if (state.count === 0) {
+    const ms = writeTimeouts.get((socket as Socket & { server?: object }).server ?? socket)
+    if (ms !== undefined) {
+      state.timer = setTimeout(() => socket.destroy(), ms)
+      state.timer.unref()
+    }
+  }
+  state.count++
+  return state
 }

@@ -11,7 +11,7 @@ import type { OnResponse } from '../../src/http/observe.js'
 import { MAX_TIMER_MS, optionalFunction, wholeNumber } from '../../src/util/option-checks.js'
 import { type BaseServeOptions, baseOptions, type Running, stopWithin } from '../shared/serving.js'
 import { guardConnections } from './connection-guard.js'
-import { toNodeListener } from './listener.js'
+import { closeStalledWrites, toNodeListener } from './listener.js'
 import { answerClientError, answerConnect, hostProblem, refuse } from './own-answers.js'
 import { awaitingContinue } from './request.js'
 
@@ -69,6 +69,15 @@ export interface ServeOptions extends BaseServeOptions {
    */
   firstRequestTimeoutMs?: number | undefined
   /**
+   * Time an answer may wait in a connection's buffer for its client to read
+   * it. A client that sends requests and stops reading is disconnected then.
+   * A pipelined request is answered only once the answer before it is
+   * written, so such a client holds one answer, not one per request. `0`
+   * turns the timeout off.
+   * @default 10_000
+   */
+  writeTimeoutMs?: number | undefined
+  /**
    * Told of the answers written here rather than by the handler (a 408 to a
    * slow client, a 431, a 400 for malformed HTTP or a missing or repeated `Host`, a 405 to
    * CONNECT, a 417), which carry an `X-Request-Id` too. Give it the hook the
@@ -89,6 +98,7 @@ const DEFAULTS = {
   maxConnections: 1024,
   maxConnectionsPerAddress: 0,
   firstRequestTimeoutMs: 5_000,
+  writeTimeoutMs: 10_000,
 }
 
 /**
@@ -185,6 +195,7 @@ export async function serve(options: ServeOptions): Promise<RunningServer> {
       listener(request, response)
     },
   )
+  closeStalledWrites(server, limits.writeTimeoutMs)
   // Not `server.maxConnections`: past it Node refuses newcomers, and idle connections would keep everyone out.
   const connections = guardConnections(server, {
     ...limits,
@@ -259,7 +270,13 @@ export async function serve(options: ServeOptions): Promise<RunningServer> {
 /** The limits a timer or a count can hold, named as `serve()` names them (Node's own errors name its options). */
 function checkLimits(limits: typeof DEFAULTS): void {
   const owner = 'petstore-server/node serve'
-  for (const name of ['headersTimeoutMs', 'requestTimeoutMs', 'keepAliveTimeoutMs', 'firstRequestTimeoutMs'] as const) {
+  for (const name of [
+    'headersTimeoutMs',
+    'requestTimeoutMs',
+    'keepAliveTimeoutMs',
+    'firstRequestTimeoutMs',
+    'writeTimeoutMs',
+  ] as const) {
     wholeNumber(owner, name, limits[name], { max: MAX_TIMER_MS })
   }
   for (const name of ['maxConnections', 'maxConnectionsPerAddress'] as const) {
