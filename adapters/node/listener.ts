@@ -144,10 +144,30 @@ export function closeStalledWrites(server: object, ms: number): void {
 }
 
 /** Pipelined requests waiting on one connection, and the timer that closes it if none moves on. */
-interface Waiting {
-  count: number
-  timer: ReturnType<typeof setTimeout> | undefined
-  moved(): void
+class Waiting {
+  count = 0
+  timer: ReturnType<typeof setTimeout> | undefined = undefined
+
+  constructor(
+    private readonly socket: Socket,
+    /** The server's write timeout; `undefined`: none (a listener outside `serve()`). */
+    private readonly ms: number | undefined,
+  ) {}
+
+  /** One more request waits: the first arms the timer. */
+  add(): void {
+    if (this.count++ === 0 && this.ms !== undefined) {
+      const { socket } = this
+      this.timer = setTimeout(() => socket.destroy(), this.ms)
+      this.timer.unref()
+    }
+  }
+
+  /** A waiting request got its turn: the connection moves on. */
+  moved(): void {
+    if (--this.count === 0) clearTimeout(this.timer)
+    else this.timer?.refresh()
+  }
 }
 
 const waiting = new WeakMap<Socket, Waiting>()
@@ -160,32 +180,11 @@ const waiting = new WeakMap<Socket, Waiting>()
 function waitingOn(socket: Socket): Waiting {
   let state = waiting.get(socket)
   if (state === undefined) {
-    const ms = writeTimeouts.get((socket as Socket & { server?: object }).server ?? socket)
-    const entry: Waiting = {
-      count: 0,
-      timer: undefined,
-      moved() {
-        entry.count--
-        if (entry.count === 0) {
-          clearTimeout(entry.timer)
-          entry.timer = undefined
-        } else entry.timer?.refresh()
-      },
-    }
-    if (ms !== undefined) {
-      entry.timer = setTimeout(() => socket.destroy(), ms)
-      entry.timer.unref()
-      socket.once('close', () => clearTimeout(entry.timer))
-    }
-    waiting.set(socket, entry)
-    state = entry
-  } else if (state.count === 0) {
-    const ms = writeTimeouts.get((socket as Socket & { server?: object }).server ?? socket)
-    if (ms !== undefined) {
-      state.timer = setTimeout(() => socket.destroy(), ms)
-      state.timer.unref()
-    }
+    state = new Waiting(socket, writeTimeouts.get((socket as Socket & { server?: object }).server ?? socket))
+    const created = state
+    socket.once('close', () => clearTimeout(created.timer))
+    waiting.set(socket, state)
   }
-  state.count++
+  state.add()
   return state
 }
