@@ -20,7 +20,8 @@ const haveSameMap = new Function('a', 'b', 'return %HaveSameMap(a, b)') as (a: o
 
 const fields = fc.record({
   id: fc.integer({ min: 1, max: Number.MAX_SAFE_INTEGER }),
-  name: fc.string({ minLength: 1, maxLength: 20 }),
+  // Names the API takes (and a store holds): not only whitespace.
+  name: fc.string({ minLength: 1, maxLength: 20 }).filter((name) => name.trim() !== ''),
   categoryId: fc.oneof(fc.integer(), fc.bigInt({ min: -(2n ** 63n), max: 2n ** 63n - 1n })),
   status: fc.option(fc.constantFrom<PetStatus>('available', 'pending', 'sold'), { nil: undefined }),
 })
