@@ -19,6 +19,11 @@ import { killAll, startServer } from './helpers/spawn-server.js'
 const KEY = 'k'
 const AUTH = { authorization: `Bearer ${KEY}` }
 const JSON_HEADERS = { ...AUTH, 'content-type': 'application/json' }
+/**
+ * "At once", for a close or an answer: well before the 5 s after which a timeout would have
+ * closed the connection anyway. A loaded 2-core machine has taken 570 ms.
+ */
+const AT_ONCE_MS = 2_000
 /** The API's default `maxBodyBytes`. */
 const MAX_BODY_BYTES = 100 * 1024
 
@@ -52,7 +57,7 @@ async function assertServing(port: number, label: string): Promise<void> {
   const answer = await request(false, port, { path: '/v1/pets', headers: AUTH })
   const ms = performance.now() - started
   assert.equal(answer.status, 200, `${label}: ${answer.text}`)
-  assert.ok(ms < 500, `${label}: answered in ${Math.round(ms)} ms`)
+  assert.ok(ms < AT_ONCE_MS, `${label}: answered in ${Math.round(ms)} ms`)
 }
 
 /** What an upload of `total` bytes, sent chunked and never held in memory, came to. */
@@ -175,7 +180,7 @@ describe('slow and hostile clients', { concurrency: true, timeout: 30_000 }, () 
       client.socket.write(text)
       const { afterMs } = await client.closed
       assertRawError(client.received(), status, code, label)
-      assert.ok(afterMs < 500, `${label}: closed after ${Math.round(afterMs)} ms`)
+      assert.ok(afterMs < AT_ONCE_MS, `${label}: closed after ${Math.round(afterMs)} ms`)
     }
   })
 
@@ -195,7 +200,7 @@ describe('slow and hostile clients', { concurrency: true, timeout: 30_000 }, () 
     const extra = await openSocket(server.port)
     const { afterMs } = await extra.closed
     assert.equal(extra.received(), '', 'no answer on a connection past the cap')
-    assert.ok(afterMs < 500, `closed after ${Math.round(afterMs)} ms`)
+    assert.ok(afterMs < AT_ONCE_MS, `closed after ${Math.round(afterMs)} ms`)
     await assert.rejects(request(false, server.port, { path: '/v1/pets', headers: AUTH }), 'a request past the cap')
 
     held[0]?.socket.destroy()
