@@ -53,7 +53,7 @@ async function waitFor(read: () => string, text: string, timeoutMs = 5_000): Pro
 
 /** A POST whose body is sent in two parts: the first at once, the rest when `finish()` is called. */
 interface SlowRequest {
-  /** Resolves once the connection is established and the headers and first part are written. */
+  /** Resolves once the server reads the body (its 100 Continue) and the first part is written. */
   started: Promise<void>
   finish(): void
   /** The answer, with when it arrived. */
@@ -71,8 +71,9 @@ function slowRequest(agent: http.Agent | false, port: number, body: string, path
     agent,
     method: 'POST',
     path,
-    headers: { ...JSON_HEADERS, 'content-length': bytes.length },
+    headers: { ...JSON_HEADERS, 'content-length': bytes.length, expect: '100-continue' },
   })
+  outgoing.flushHeaders()
   const answer = new Promise<Answer & { at: number }>((resolve, reject) => {
     outgoing.on('response', (response) => {
       arrived = true
@@ -90,7 +91,10 @@ function slowRequest(agent: http.Agent | false, port: number, body: string, path
   })
   answer.catch(() => {}) // awaited by the test; not unhandled meanwhile
   const half = Math.floor(bytes.length / 2)
-  const started = new Promise<void>((resolve) => outgoing.write(bytes.subarray(0, half), () => resolve()))
+  const started = once(outgoing, 'continue').then(
+    () => new Promise<void>((resolve) => outgoing.write(bytes.subarray(0, half), () => resolve())),
+  )
+  started.catch(() => {}) // an error is the answer's too, and awaited there
   return { started, finish: () => outgoing.end(bytes.subarray(half)), answer, answered: () => arrived }
 }
 
@@ -109,8 +113,8 @@ describe('shutdown', { concurrency: true, timeout: 30_000 }, () => {
         status: STATUSES[i % STATUSES.length],
       }))
       const requests = pets.map((pet) => slowRequest(agent, server.port, JSON.stringify(pet)))
+      // The server has read every request's headers and waits for the rest of its body.
       await Promise.all(requests.map((slow) => slow.started))
-      await sleep(300) // the server has read every request's headers and waits for the rest of its body
 
       const exited = exitOf(server.child)
       const signalled = performance.now()
