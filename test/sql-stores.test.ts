@@ -79,6 +79,82 @@ async function assertWalksMissNothing(store: PetStore): Promise<void> {
   assert.ok(walks.length > 3, `several walks ran during the writes (${walks.length})`)
 }
 
+/** A SQL server under test, as the tests both servers share need it. */
+interface ServerUnderTest {
+  /** The store's factory: `postgresStore`, `mysqlStore`. */
+  store: string
+  /** `PostgreSQL server`, `MySQL server`. */
+  server: string
+  /** What a store of its own is kept in: a `schema` (PostgreSQL) or a `table` (MySQL). */
+  place: 'schema' | 'table'
+  /** A new place, dropped at the end. */
+  freshPlace(): string
+  /** The server's store in `place`, on a pool of `connections`; closed at the end. */
+  open(place: string, connections?: number): PetStore
+  /** `kyselyStore` in `place`, over a kysely instance of the application's own. */
+  openKysely(place: string): PetStore
+  /** A random pause of up to 20 ms in each insert, between its id being drawn and its commit. */
+  pauseInserts(place: string): Promise<void>
+  /** Makes the database refuse the row of a pet named {@link REJECTED_NAME}. */
+  refuse(place: string): Promise<void>
+  /** The most rows one transaction wrote in `place`, where the server can tell. */
+  largestCommit?(place: string): Promise<number>
+}
+
+/** What the PostgreSQL and MySQL stores must both do, on their server. */
+function serverStoreTests(server: ServerUnderTest): void {
+  const { freshPlace, open, openKysely, pauseInserts, refuse } = server
+  const name = `${server.store} (server)`
+  runApiSuite(name, () => open(freshPlace()))
+  storeConformance({ name, makeStore: () => open(freshPlace()) }, runner)
+
+  /** A store on a pool of 10, in a place of its own, once its table exists. */
+  async function migrated(): Promise<{ store: PetStore; place: string }> {
+    const place = freshPlace()
+    const store = track(open(place, 10))
+    await store.ping?.()
+    return { store, place }
+  }
+
+  it('makes pets visible in id order, so a walk by cursor misses none, even when commits are slow', async () => {
+    const { store, place } = await migrated()
+    await pauseInserts(place)
+    await assertWalksMissNothing(store)
+  })
+
+  it('group commit: a row the database refuses fails only its own create, the rest of its batch is stored', async () => {
+    const { store, place } = await migrated()
+    await refuse(place)
+    await assertOneBadRowFailsAlone(store)
+    const largest = await server.largestCommit?.(place)
+    if (largest !== undefined) assert.ok(largest > 1, `several creates shared a commit (at most ${largest})`)
+  })
+
+  it('group commit: a batch gives each create the id of its own row, in the order they were queued', async () => {
+    await assertBatchIdsMatchRows((await migrated()).store)
+  })
+
+  it(`lets several stores migrate one new ${server.place} at the same moment`, async () => {
+    const place = freshPlace()
+    const stores = Array.from({ length: 8 }, () => track(open(place, 2)))
+    await Promise.all(stores.map((store) => store.ping?.()))
+    const pets = await Promise.all(stores.map((store, n) => store.create({ name: `Rex ${n}`, categoryId: n })))
+    assert.equal(new Set(pets.map((pet) => pet.id)).size, stores.length)
+  })
+
+  describe('kyselyStore over an instance of the application’s own', () => {
+    storeConformance({ name: `kyselyStore (${server.server})`, makeStore: () => openKysely(freshPlace()) }, runner)
+
+    it(`makes pets visible in id order, as ${server.store} does: the same insert lock`, async () => {
+      const place = freshPlace()
+      const store = track(openKysely(place))
+      await store.ping?.()
+      await pauseInserts(place)
+      await assertWalksMissNothing(store)
+    })
+  })
+}
+
 describe('kyselyStore on PGlite', () => {
   const pglite = new PGlite()
   const db = new Kysely<any>({ dialect: new PGliteDialect(pglite) })
@@ -162,6 +238,8 @@ describe('postgresStore on a PostgreSQL server', {
 }, () => {
   const connectionString = POSTGRES_URL ?? ''
   const admin = new pg.Pool({ connectionString, max: 2 })
+  /** The application's own kysely instance, for kyselyStore. */
+  const db = new Kysely<any>({ dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString, max: 10 }) }) })
   const schemas: string[] = []
   /** A schema name that is dropped at the end. */
   function freshSchema(): string {
@@ -170,66 +248,35 @@ describe('postgresStore on a PostgreSQL server', {
     return schema
   }
   after(async () => {
+    await db.destroy()
     for (const schema of schemas) await admin.query(`drop schema if exists ${schema} cascade`)
     await admin.end()
   })
 
-  runApiSuite('postgresStore (server)', () => postgresStore({ connectionString }, { schema: freshSchema() }))
-  storeConformance(
-    { name: 'postgresStore (server)', makeStore: () => postgresStore({ connectionString }, { schema: freshSchema() }) },
-    runner,
-  )
-
-  it('makes pets visible in id order, so a walk by cursor misses none, even when commits are slow', async () => {
-    const schema = freshSchema()
-    const store = track(postgresStore({ connectionString, max: 10 }, { schema }))
-    await store.ping?.()
-    // The id is drawn before BEFORE triggers run: a random pause there lets concurrent inserts commit out of order.
-    await admin.query(`create function ${schema}.pause() returns trigger language plpgsql as
-      $$ begin perform pg_sleep(random() * 0.02); return new; end $$`)
-    await admin.query(`create trigger pause before insert on ${schema}.petstore_pets
-      for each row execute function ${schema}.pause()`)
-    await assertWalksMissNothing(store)
-  })
-
-  it('group commit: a row the database refuses fails only its own create, the rest of its batch is stored', async () => {
-    const schema = freshSchema()
-    const store = track(postgresStore({ connectionString, max: 10 }, { schema }))
-    await store.ping?.()
-    await admin.query(`alter table ${schema}.petstore_pets add constraint refuse check (name <> '${REJECTED_NAME}')`)
-    await assertOneBadRowFailsAlone(store)
-    // Rows written by one transaction share its xmin: some creates went together.
-    const { rows } = await admin.query(
-      `select count(*)::int as rows from ${schema}.petstore_pets group by xmin::text order by 1 desc limit 1`,
-    )
-    assert.ok(rows[0].rows > 1, `several creates shared a commit (at most ${rows[0].rows})`)
-  })
-
-  it('group commit: a batch gives each create the id of its own row, in the order they were queued', async () => {
-    const schema = freshSchema()
-    const store = track(postgresStore({ connectionString, max: 10 }, { schema }))
-    await assertBatchIdsMatchRows(store)
-  })
-
-  describe('kyselyStore over an instance of the application’s own', () => {
-    const db = new Kysely<any>({ dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString, max: 10 }) }) })
-    after(() => db.destroy())
-
-    storeConformance(
-      { name: 'kyselyStore (PostgreSQL server)', makeStore: () => kyselyStore(db, { schema: freshSchema() }) },
-      runner,
-    )
-
-    it('makes pets visible in id order, as postgresStore does: the same insert lock', async () => {
-      const schema = freshSchema()
-      const store = track(kyselyStore(db, { schema }))
-      await store.ping?.()
+  serverStoreTests({
+    store: 'postgresStore',
+    server: 'PostgreSQL server',
+    place: 'schema',
+    freshPlace: freshSchema,
+    open: (schema, max) => postgresStore({ connectionString, max }, { schema }),
+    openKysely: (schema) => kyselyStore(db, { schema }),
+    async pauseInserts(schema) {
+      // The id is drawn before BEFORE triggers run: a random pause there lets concurrent inserts commit out of order.
       await admin.query(`create function ${schema}.pause() returns trigger language plpgsql as
         $$ begin perform pg_sleep(random() * 0.02); return new; end $$`)
       await admin.query(`create trigger pause before insert on ${schema}.petstore_pets
         for each row execute function ${schema}.pause()`)
-      await assertWalksMissNothing(store)
-    })
+    },
+    async refuse(schema) {
+      await admin.query(`alter table ${schema}.petstore_pets add constraint refuse check (name <> '${REJECTED_NAME}')`)
+    },
+    async largestCommit(schema) {
+      // Rows written by one transaction share its xmin.
+      const { rows } = await admin.query(
+        `select count(*)::int as rows from ${schema}.petstore_pets group by xmin::text order by 1 desc limit 1`,
+      )
+      return rows[0].rows
+    },
   })
 
   it('leaves a pool it was given open after close(), without listeners of its own', async () => {
@@ -300,14 +347,6 @@ describe('postgresStore on a PostgreSQL server', {
     }
   })
 
-  it('lets several stores migrate one new schema at the same moment', async () => {
-    const schema = freshSchema()
-    const stores = Array.from({ length: 8 }, () => track(postgresStore({ connectionString, max: 2 }, { schema })))
-    await Promise.all(stores.map((store) => store.ping?.()))
-    const pets = await Promise.all(stores.map((store, n) => store.create({ name: `Rex ${n}`, categoryId: n })))
-    assert.equal(new Set(pets.map((pet) => pet.id)).size, stores.length)
-  })
-
   it('keeps whole every name made of a table at the bounds: 48 bytes, or 53 beside a migrationTable of 58', async () => {
     for (const [table, migrationTable] of [
       ['t'.repeat(48), undefined],
@@ -373,6 +412,12 @@ describe('postgresStore on a PostgreSQL server', {
 describe('mysqlStore on a MySQL or MariaDB server', { skip: !MYSQL_URL && 'PETSTORE_TEST_MYSQL_URL not set' }, () => {
   const uri = MYSQL_URL ?? ''
   const admin = mysql.createPool({ uri, connectionLimit: 2, supportBigNumbers: true }).promise()
+  /** The application's own kysely instance, for kyselyStore. */
+  const db = new Kysely<any>({
+    dialect: new MysqlDialect({
+      pool: mysql.createPool({ uri, connectionLimit: 10, charset: 'utf8mb4', supportBigNumbers: true }),
+    }),
+  })
   const tables: string[] = []
   /** A table name whose table (and migration tables) are dropped at the end. */
   function freshTable(): string {
@@ -381,57 +426,26 @@ describe('mysqlStore on a MySQL or MariaDB server', { skip: !MYSQL_URL && 'PETST
     return table
   }
   after(async () => {
+    await db.destroy()
     if (tables.length > 0) await admin.query(`drop table if exists ${tables.join(', ')}`)
     await admin.end()
   })
 
-  runApiSuite('mysqlStore (server)', () => mysqlStore({ uri }, { table: freshTable() }))
-
-  it('makes pets visible in id order, so a walk by cursor misses none, even when commits are slow', async () => {
-    const table = freshTable()
-    const store = track(mysqlStore({ uri, connectionLimit: 10 }, { table }))
-    await store.ping?.()
-    // After the id is drawn and before the commit, a random pause lets concurrent inserts commit out of order.
-    await admin.query(`create trigger ${table}_pause after insert on ${table} for each row do sleep(rand() * 0.02)`)
-    await assertWalksMissNothing(store)
-  })
-  storeConformance(
-    { name: 'mysqlStore (server)', makeStore: () => mysqlStore({ uri }, { table: freshTable() }) },
-    runner,
-  )
-
-  it('group commit: a row the database refuses fails only its own create, the rest of its batch is stored', async () => {
-    const table = freshTable()
-    const store = track(mysqlStore({ uri, connectionLimit: 10 }, { table }))
-    await store.ping?.()
-    await admin.query(`create trigger ${table}_refuse before insert on ${table} for each row
-      if new.name = '${REJECTED_NAME}' then signal sqlstate '45000' set message_text = 'refused'; end if`)
-    await assertOneBadRowFailsAlone(store)
-  })
-
-  it('group commit: a batch gives each create the id of its own row, in the order they were queued', async () => {
-    const table = freshTable()
-    const store = track(mysqlStore({ uri, connectionLimit: 10 }, { table }))
-    await assertBatchIdsMatchRows(store)
-  })
-
-  describe('kyselyStore over an instance of the application’s own', () => {
-    const pool = mysql.createPool({ uri, connectionLimit: 10, charset: 'utf8mb4', supportBigNumbers: true })
-    const db = new Kysely<any>({ dialect: new MysqlDialect({ pool }) })
-    after(() => db.destroy())
-
-    storeConformance(
-      { name: 'kyselyStore (MySQL server)', makeStore: () => kyselyStore(db, { table: freshTable() }) },
-      runner,
-    )
-
-    it('makes pets visible in id order, as mysqlStore does: the same insert lock', async () => {
-      const table = freshTable()
-      const store = track(kyselyStore(db, { table }))
-      await store.ping?.()
+  serverStoreTests({
+    store: 'mysqlStore',
+    server: 'MySQL server',
+    place: 'table',
+    freshPlace: freshTable,
+    open: (table, connectionLimit) => mysqlStore({ uri, connectionLimit }, { table }),
+    openKysely: (table) => kyselyStore(db, { table }),
+    async pauseInserts(table) {
+      // After the id is drawn and before the commit, a random pause lets concurrent inserts commit out of order.
       await admin.query(`create trigger ${table}_pause after insert on ${table} for each row do sleep(rand() * 0.02)`)
-      await assertWalksMissNothing(store)
-    })
+    },
+    async refuse(table) {
+      await admin.query(`create trigger ${table}_refuse before insert on ${table} for each row
+        if new.name = '${REJECTED_NAME}' then signal sqlstate '45000' set message_text = 'refused'; end if`)
+    },
   })
 
   it('leaves a pool it was given open after close()', async () => {
@@ -553,13 +567,5 @@ describe('mysqlStore on a MySQL or MariaDB server', { skip: !MYSQL_URL && 'PETST
     }
     // The timed-out connection was dropped (its state is unknown); the pool of one opens another.
     assert.equal((await store.list({ limit: 5 })).length, 1)
-  })
-
-  it('lets several stores migrate one new table at the same moment', async () => {
-    const table = freshTable()
-    const stores = Array.from({ length: 8 }, () => track(mysqlStore({ uri, connectionLimit: 2 }, { table })))
-    await Promise.all(stores.map((store) => store.ping?.()))
-    const pets = await Promise.all(stores.map((store, n) => store.create({ name: `Rex ${n}`, categoryId: n })))
-    assert.equal(new Set(pets.map((pet) => pet.id)).size, stores.length)
   })
 })
