@@ -16,6 +16,7 @@ import { after, describe, test } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { parseCli, UsageError } from '../bin/options.js'
 import { killAll, type RunningServer, repoRoot, runToExit, startServer } from './helpers/spawn-server.js'
+import { until } from './helpers/until.js'
 
 const KEY = 'k'
 const auth = (key: string) => ({ authorization: `Bearer ${key}` })
@@ -120,16 +121,6 @@ async function createPet(base: string, key: string, pet: Record<string, unknown>
   const res = await fetch(`${base}/pets`, { method: 'POST', headers: jsonHeaders(key), body: JSON.stringify(pet) })
   assert.equal(res.status, 201, await res.clone().text())
   return (await res.json()) as { id: number; name: string; categoryId: number; status?: string }
-}
-
-/** Waits until `read()` contains `text` (stderr of a child, typically). */
-async function waitFor(read: () => string, text: string, timeoutMs = 5_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs
-  while (!read().includes(text)) {
-    if (Date.now() > deadline)
-      throw new Error(`timed out waiting for ${JSON.stringify(text)} in ${JSON.stringify(read())}`)
-    await sleep(10)
-  }
 }
 
 describe('petstore-server binary', { concurrency: 4, timeout: 60_000 }, () => {
@@ -634,7 +625,7 @@ describe('petstore-server binary', { concurrency: 4, timeout: 60_000 }, () => {
       await reading
       request.write(body.subarray(0, 5))
       const stopped = server.stop('SIGTERM')
-      await waitFor(server.stderr, 'SIGTERM')
+      await until(() => server.stderr().includes('SIGTERM'), 'SIGTERM on stderr', 5_000)
       assert.equal(await connectError(server.port), 'ECONNREFUSED', 'a new connection after SIGTERM is refused')
       request.write(body.subarray(5, 20))
       await sleep(200)

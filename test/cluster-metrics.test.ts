@@ -14,7 +14,8 @@ import { after, test } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { parsePrometheus, sumOf } from './helpers/prometheus.js'
 import { request } from './helpers/raw-http.js'
-import { killAll, type RunningServer, startServer } from './helpers/spawn-server.js'
+import { killAll, type RunningServer, readyPids, startServer } from './helpers/spawn-server.js'
+import { until } from './helpers/until.js'
 
 const KEY = 'cluster-metrics-key'
 const REQUESTS = 30
@@ -26,17 +27,6 @@ after(async () => {
   await killAll()
   rmSync(dir, { recursive: true, force: true })
 })
-
-const readyPids = (stderr: string) =>
-  [...stderr.matchAll(/worker \d+ \(pid (\d+)\) ready/g)].map((match) => Number(match[1]))
-
-async function waitFor(condition: () => boolean, what: string, ms = 40_000): Promise<void> {
-  const deadline = Date.now() + ms
-  while (!condition()) {
-    if (Date.now() > deadline) assert.fail(`not within ${ms / 1000} s: ${what}`)
-    await sleep(50)
-  }
-}
 
 /** One scrape: its status, how long it took, and the requests counted. */
 async function scrape(url: string): Promise<{ status: number; ms: number; total: number; text: string }> {
@@ -67,7 +57,7 @@ test('a frozen or dying worker: scrapes answer 200 within the bound, counters ne
   ])
   let victim: number | undefined
   try {
-    await waitFor(() => readyPids(server.stderr()).length === 2, 'two workers ready')
+    await until(() => readyPids(server.stderr()).length === 2, 'two workers ready', 40_000)
     const url = /metrics on (http:\/\/\S+\/metrics)/.exec(server.stderr())?.[1] ?? ''
     // Fresh connections: the primary hands them to the workers in turn, so both count some.
     for (let i = 0; i < REQUESTS; i++) {
@@ -97,7 +87,7 @@ test('a frozen or dying worker: scrapes answer 200 within the bound, counters ne
     assert.ok(dying.ms < SCRAPE_BOUND_MS, `a dying worker held the scrape ${Math.round(dying.ms)} ms`)
     assert.equal(dying.total, REQUESTS, "the dead worker's requests are kept")
 
-    await waitFor(() => readyPids(server.stderr()).length === 3, 'a replacement ready')
+    await until(() => readyPids(server.stderr()).length === 3, 'a replacement ready', 40_000)
     const replaced = await scrape(url)
     assert.equal(replaced.status, 200, replaced.text)
     assert.equal(replaced.total, REQUESTS, 'the replacement starts from nothing; the total stays')

@@ -19,6 +19,7 @@ import { loadSqliteDriver } from '../src/store/sql/sqlite-drivers.js'
 import { skipOrFail } from './helpers/ci.js'
 import { parsePrometheus, type Sample, sumOf } from './helpers/prometheus.js'
 import { killAll, type RunningServer, startServer } from './helpers/spawn-server.js'
+import { until } from './helpers/until.js'
 
 const POSTGRES_URL = process.env.PETSTORE_TEST_POSTGRES_URL
 const KEY = 'overload-key-8e21'
@@ -85,12 +86,6 @@ async function scrape(server: RunningServer): Promise<Sample[]> {
   return parsePrometheus(await (await fetch(url)).text())
 }
 
-async function until(test: () => Promise<boolean>, what: string, ms = 20_000): Promise<void> {
-  for (const started = performance.now(); !(await test()); await sleep(25)) {
-    if (performance.now() - started > ms) throw new Error(`not within ${ms / 1000} s: ${what}`)
-  }
-}
-
 /** How a database is held back, and read afterwards. */
 interface HeldDatabase {
   /** The `--db` value. */
@@ -126,6 +121,7 @@ async function overload(database: HeldDatabase, whileHeld: (answered503: () => n
     await until(
       async () => sumOf(await scrape(server), 'http_requests_in_flight') === CLIENTS,
       `${CLIENTS} requests in flight`,
+      20_000,
     )
     await database.hold()
     const [first, ...rest] = sockets

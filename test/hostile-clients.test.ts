@@ -15,6 +15,7 @@ import { setImmediate, setTimeout as sleep } from 'node:timers/promises'
 import { type Answer, dripFeed, memoryMiB, openSocket, request } from './helpers/raw-http.js'
 import { closeInProcess, connections, serveInProcess } from './helpers/serve-in-process.js'
 import { killAll, startServer } from './helpers/spawn-server.js'
+import { until } from './helpers/until.js'
 
 const KEY = 'k'
 const AUTH = { authorization: `Bearer ${KEY}` }
@@ -31,14 +32,6 @@ after(async () => {
   await closeInProcess()
   await killAll()
 })
-
-async function waitUntil(check: () => Promise<boolean>, what: string, timeoutMs = 2_000): Promise<void> {
-  const deadline = performance.now() + timeoutMs
-  while (!(await check())) {
-    if (performance.now() > deadline) throw new Error(`timed out waiting until ${what}`)
-    await sleep(10)
-  }
-}
 
 /** A raw answer Node's own checks sent: a JSON error of `status` and `code`, with the API's headers. */
 function assertRawError(received: string, status: number, code: string, label: string): void {
@@ -195,7 +188,7 @@ describe('slow and hostile clients', { concurrency: true, timeout: 30_000 }, () 
         `POST /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${KEY}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{`,
       )
     }
-    await waitUntil(async () => requests === 4, 'the server holds 4 requests in flight')
+    await until(() => requests === 4, 'the server holds 4 requests in flight')
 
     const extra = await openSocket(server.port)
     const { afterMs } = await extra.closed
@@ -204,7 +197,7 @@ describe('slow and hostile clients', { concurrency: true, timeout: 30_000 }, () 
     await assert.rejects(request(false, server.port, { path: '/v1/pets', headers: AUTH }), 'a request past the cap')
 
     held[0]?.socket.destroy()
-    await waitUntil(async () => (await connections(server.server)) === 3, 'a held connection is gone')
+    await until(async () => (await connections(server.server)) === 3, 'a held connection is gone')
     await assertServing(server.port, 'with room under the cap')
     for (const client of held) client.socket.destroy()
   })

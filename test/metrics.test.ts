@@ -13,6 +13,7 @@ import { USAGE } from '../bin/usage.js'
 import { loadSqliteDriver } from '../src/store/sql/sqlite-drivers.js'
 import { parsePrometheus, sumOf } from './helpers/prometheus.js'
 import { killAll, type RunningServer, runToExit, startServer } from './helpers/spawn-server.js'
+import { until } from './helpers/until.js'
 
 const dir = mkdtempSync(join(tmpdir(), 'petstore-metrics-'))
 after(() => {
@@ -24,13 +25,6 @@ const KEY = 'metrics-key-5d1c'
 const headers = { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' }
 
 const metricsUrl = (server: RunningServer) => /metrics on (http:\/\/\S+\/metrics)/.exec(server.stderr())?.[1]
-
-async function until(test: () => boolean, what: string): Promise<void> {
-  for (let waited = 0; !test(); waited += 20) {
-    if (waited > 10_000) throw new Error(`not within 10 s: ${what}`)
-    await new Promise((resolve) => setTimeout(resolve, 20))
-  }
-}
 
 async function create(server: RunningServer, name: string): Promise<number> {
   const answer = await fetch(`${server.origin}/v1/pets`, {

@@ -13,6 +13,7 @@ import { DIGEST_KEY, KEY as FUZZ_KEY, requestCase } from './fuzz/arbitraries.js'
 import { toRequest } from './fuzz/property.js'
 import { parsePrometheus } from './helpers/prometheus.js'
 import { killAll, type RunningServer, startServer } from './helpers/spawn-server.js'
+import { until } from './helpers/until.js'
 
 const dir = mkdtempSync(join(tmpdir(), 'petstore-operate-'))
 after(() => {
@@ -28,14 +29,6 @@ function logLines(server: RunningServer): string[] {
   const [ready, ...lines] = server.stdout().split('\n')
   assert.match(ready ?? '', /^petstore-server listening on http:\/\/127\.0\.0\.1:\d+\/v1$/)
   return lines.filter((line) => line !== '')
-}
-
-/** Until `test` holds of the server's output, at most 10 s. */
-async function until(test: () => boolean, what: string): Promise<void> {
-  for (let waited = 0; !test(); waited += 20) {
-    if (waited > 10_000) throw new Error(`not within 10 s: ${what}`)
-    await new Promise((resolve) => setTimeout(resolve, 20))
-  }
 }
 
 describe('access log', () => {

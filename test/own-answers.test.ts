@@ -11,6 +11,7 @@ import { createPetstore, memoryStore, type ResponseInfo } from '../src/index.js'
 import { KEY } from './helpers/client.js'
 import { openSocket } from './helpers/raw-http.js'
 import { killAll, startServer } from './helpers/spawn-server.js'
+import { until } from './helpers/until.js'
 
 const servers: RunningServer[] = []
 after(async () => {
@@ -48,10 +49,6 @@ async function raw(
   return { status: Number(/^HTTP\/1\.1 (\d{3}) /.exec(line)?.[1]), headers, body }
 }
 
-const until = async (test: () => boolean) => {
-  for (let waited = 0; !test() && waited < 2_000; waited += 10) await new Promise((resolve) => setTimeout(resolve, 10))
-}
-
 describe("Node's own answers", () => {
   const cases: Array<[string, string, number, string, string]> = [
     ['malformed HTTP', 'GARBAGE\r\n\r\n', 400, 'bad_request', ''],
@@ -87,7 +84,7 @@ describe("Node's own answers", () => {
       assert.equal(JSON.parse(answer.body).code, code)
       const id = answer.headers.get('x-request-id') ?? ''
       assert.match(id, /^[\x21-\x7e]{1,128}$/)
-      await until(() => told.length > 0)
+      await until(() => told.length > 0, 'onResponse told')
       assert.equal(told.length, 1, 'told once')
       const [info] = told
       assert.equal(info?.requestId, id)
@@ -106,7 +103,7 @@ describe("Node's own answers", () => {
     const replaced = await raw(port, `GET /v1/pets HTTP/1.1\r\nX-Request-Id: ${'x'.repeat(200)}\r\n\r\n`)
     const fresh = replaced.headers.get('x-request-id') ?? ''
     assert.ok(fresh.length > 0 && fresh.length <= 128, fresh)
-    await until(() => told.length === 2)
+    await until(() => told.length === 2, 'onResponse told twice')
     assert.deepEqual(
       told.map((info) => [info.requestId, info.url]),
       [
@@ -121,7 +118,7 @@ describe("Node's own answers", () => {
     try {
       const answer = await raw(server.port, 'GARBAGE\r\n\r\n')
       assert.equal(answer.status, 400)
-      await until(() => server.stdout().split('\n').length > 2)
+      await until(() => server.stdout().split('\n').length > 2, 'an access log line')
       const [, line] = server.stdout().split('\n')
       const logged = JSON.parse(line ?? '')
       assert.equal(logged.reqId, answer.headers.get('x-request-id'))

@@ -21,6 +21,7 @@ import { type RunningServer, serve } from '../adapters/node/index.js'
 import { sqliteStore } from '../src/store/sql/sqlite.js'
 import { type Answer, connectError, openSocket, type RawSocket, request } from './helpers/raw-http.js'
 import { killAll, startServer } from './helpers/spawn-server.js'
+import { until } from './helpers/until.js'
 
 const KEY = 'k'
 const JSON_HEADERS = { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' }
@@ -41,14 +42,6 @@ function exitOf(child: ChildProcess): Promise<{ code: number | null; signal: str
   return new Promise((resolve) =>
     child.once('exit', (code, signal) => resolve({ code, signal, at: performance.now() })),
   )
-}
-
-async function waitFor(read: () => string, text: string, timeoutMs = 5_000): Promise<void> {
-  const deadline = performance.now() + timeoutMs
-  while (!read().includes(text)) {
-    if (performance.now() > deadline) throw new Error(`timed out waiting for ${JSON.stringify(text)} in ${read()}`)
-    await sleep(5)
-  }
 }
 
 /** A POST whose body is sent in two parts: the first at once, the rest when `finish()` is called. */
@@ -120,7 +113,7 @@ describe('shutdown', { concurrency: true, timeout: 30_000 }, () => {
       const signalled = performance.now()
       assert.equal(requests.filter((slow) => slow.answered()).length, 0, 'no answer before the signal')
       server.child.kill('SIGTERM')
-      await waitFor(server.stderr, 'SIGTERM')
+      await until(() => server.stderr().includes('SIGTERM'), 'SIGTERM on stderr', 5_000)
       assert.equal(await connectError(server.port), 'ECONNREFUSED', 'a new connection after SIGTERM is refused')
       assert.equal(requests.filter((slow) => slow.answered()).length, 0, 'no answer before the bodies are complete')
 
@@ -167,7 +160,7 @@ describe('shutdown', { concurrency: true, timeout: 30_000 }, () => {
       await sleep(200)
       const exited = exitOf(server.child)
       server.child.kill('SIGTERM')
-      await waitFor(server.stderr, 'SIGTERM')
+      await until(() => server.stderr().includes('SIGTERM'), 'SIGTERM on stderr', 5_000)
       await sleep(500)
       assert.equal(server.child.exitCode, null, 'after one SIGTERM the server still waits for the request')
 

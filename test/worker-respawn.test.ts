@@ -18,9 +18,9 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before, describe, test } from 'node:test'
-import { setTimeout as sleep } from 'node:timers/promises'
 import { connectError, openSocket, request } from './helpers/raw-http.js'
-import { killAll, type RunningServer, runToExit, startServer } from './helpers/spawn-server.js'
+import { killAll, type RunningServer, readyPids, runToExit, startServer } from './helpers/spawn-server.js'
+import { until } from './helpers/until.js'
 
 const KEY = 'respawn-key'
 const dir = mkdtempSync(join(tmpdir(), 'petstore-respawn-'))
@@ -30,22 +30,12 @@ after(async () => {
   rmSync(dir, { recursive: true, force: true })
 })
 
-/** Pids of the workers that said they were ready, in order. */
-const readyPids = (stderr: string) =>
-  [...stderr.matchAll(/worker \d+ \(pid (\d+)\) ready/g)].map((match) => Number(match[1]))
-
 /** The waits the primary announced before each restart, in order. */
 const delays = (stderr: string) =>
   [...stderr.matchAll(/died \(signal SIGKILL\); starting another in (\d+) ms/g)].map((match) => Number(match[1]))
 
-/** Resolves once `condition()` holds, checking every 50 ms; fails after `ms` with `what`. */
-async function waitFor(condition: () => boolean, what: string, ms = 40_000): Promise<void> {
-  const deadline = Date.now() + ms
-  while (!condition()) {
-    if (Date.now() > deadline) assert.fail(`not within ${ms / 1000} s: ${what}`)
-    await sleep(50)
-  }
-}
+/** Workers start through tsx, several at once: 40 s for what they say. */
+const waitFor = (condition: () => boolean, what: string) => until(condition, what, 40_000)
 
 const get = (server: RunningServer) =>
   request(false, server.port, {

@@ -23,11 +23,11 @@ import { availableParallelism, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { finished } from 'node:stream/promises'
 import { after, describe, type TestContext, test } from 'node:test'
-import { setTimeout as sleep } from 'node:timers/promises'
 import { parseCli, UsageError } from '../bin/options.js'
 import { createMany, inFreshSchema, listAll, mismatchesById, nthPet } from './helpers/load.js'
 import { request } from './helpers/raw-http.js'
-import { killAll, type RunningServer, runToExit, startServer } from './helpers/spawn-server.js'
+import { killAll, type RunningServer, readyPids, runToExit, startServer } from './helpers/spawn-server.js'
+import { until } from './helpers/until.js'
 
 const KEY = 'workers-key'
 const CREATES = 2000
@@ -47,10 +47,6 @@ after(async () => {
   for (const dir of tempDirs) rmSync(dir, { recursive: true, force: true })
 })
 
-/** Pids of the workers that said they were ready, in order. */
-const readyPids = (stderr: string) =>
-  [...stderr.matchAll(/worker \d+ \(pid (\d+)\) ready/g)].map((match) => Number(match[1]))
-
 /** Requests each worker answered, by pid, from the lines workers write when they exit. */
 const answeredByPid = (stderr: string) =>
   new Map(
@@ -66,14 +62,8 @@ function alive(pid: number): boolean {
   }
 }
 
-/** Resolves once `condition()` holds, checking every 50 ms; fails after `ms` with `what`. */
-async function waitFor(condition: () => boolean, what: string, ms = 15_000): Promise<void> {
-  const deadline = Date.now() + ms
-  while (!condition()) {
-    if (Date.now() > deadline) assert.fail(`not within ${ms / 1000} s: ${what}`)
-    await sleep(50)
-  }
-}
+/** 15 s for what the workers say. */
+const waitFor = (condition: () => boolean, what: string) => until(condition, what, 15_000)
 
 /** Resolves once the child's stderr has ended: every worker's last line has been read. */
 async function stderrRead(child: ChildProcess): Promise<void> {

@@ -245,6 +245,13 @@ export function runScriptToExit(
   })
 }
 
+/**
+ * Pids of the workers that said they were ready on the primary's stderr (`worker N (pid P)
+ * ready`), in order.
+ */
+export const readyPids = (stderr: string): number[] =>
+  [...stderr.matchAll(/worker \d+ \(pid (\d+)\) ready/g)].map((match) => Number(match[1]))
+
 /** Kills every child still running (for an `after` hook); resolves once they are gone. */
 export async function killAll(): Promise<void> {
   await Promise.all(
