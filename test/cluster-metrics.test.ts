@@ -14,7 +14,7 @@ import { after, test } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { parsePrometheus, sumOf } from './helpers/prometheus.js'
 import { request } from './helpers/raw-http.js'
-import { killAll, type RunningServer, readyPids, startServer } from './helpers/spawn-server.js'
+import { killAll, metricsUrl, type RunningServer, readyPids, startServer } from './helpers/spawn-server.js'
 import { until } from './helpers/until.js'
 
 const KEY = 'cluster-metrics-key'
@@ -58,7 +58,7 @@ test('a frozen or dying worker: scrapes answer 200 within the bound, counters ne
   let victim: number | undefined
   try {
     await until(() => readyPids(server.stderr()).length === 2, 'two workers ready', 40_000)
-    const url = /metrics on (http:\/\/\S+\/metrics)/.exec(server.stderr())?.[1] ?? ''
+    const url = metricsUrl(server) ?? ''
     // Fresh connections: the primary hands them to the workers in turn, so both count some.
     for (let i = 0; i < REQUESTS; i++) {
       const answer = await request(false, server.port, {

@@ -9,7 +9,6 @@
 import assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
 import { mkdtempSync, rmSync } from 'node:fs'
-import net from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, describe, it } from 'node:test'
@@ -18,7 +17,8 @@ import pg from 'pg'
 import { loadSqliteDriver } from '../src/store/sql/sqlite-drivers.js'
 import { skipOrFail } from './helpers/ci.js'
 import { parsePrometheus, type Sample, sumOf } from './helpers/prometheus.js'
-import { killAll, type RunningServer, startServer } from './helpers/spawn-server.js'
+import { openSocket } from './helpers/raw-http.js'
+import { killAll, metricsUrl, type RunningServer, startServer } from './helpers/spawn-server.js'
 import { until } from './helpers/until.js'
 
 const POSTGRES_URL = process.env.PETSTORE_TEST_POSTGRES_URL
@@ -46,42 +46,30 @@ interface HeldCreate {
   destroy(): void
 }
 
-function holdCreate(port: number, name: string): Promise<HeldCreate> {
+async function holdCreate(port: number, name: string): Promise<HeldCreate> {
   const body = JSON.stringify({ name, categoryId: 7 })
   const head =
     `POST /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${KEY}\r\nContent-Type: application/json\r\n` +
     `Content-Length: ${body.length}\r\nConnection: close\r\n\r\n`
-  return new Promise((resolve, reject) => {
-    const socket = net.connect(port, '127.0.0.1')
-    let text = ''
-    socket.setEncoding('latin1')
-    socket.on('data', (chunk: string) => {
-      text += chunk
-    })
-    const status = new Promise<number>((resolveStatus, rejectStatus) => {
-      socket.once('close', () => {
-        const line = /^HTTP\/1\.1 (\d{3}) /.exec(text)
-        if (line) resolveStatus(Number(line[1]))
-        else rejectStatus(new Error(`create ${name}: no answer, got ${JSON.stringify(text.slice(0, 200))}`))
-      })
-    })
-    status.catch(() => {}) // read by the test; a failure there is its assertion
-    socket.once('error', reject)
-    socket.once('connect', () => {
-      socket.write(head + body.slice(0, -1))
-      resolve({
-        name,
-        finish: () => socket.write(body.slice(-1)),
-        status,
-        body: () => text.slice(text.indexOf('\r\n\r\n') + 4),
-        destroy: () => socket.destroy(),
-      })
-    })
+  const { socket, received, closed } = await openSocket(port)
+  socket.write(head + body.slice(0, -1))
+  const status = closed.then(() => {
+    const line = /^HTTP\/1\.1 (\d{3}) /.exec(received())
+    if (!line) throw new Error(`create ${name}: no answer, got ${JSON.stringify(received().slice(0, 200))}`)
+    return Number(line[1])
   })
+  status.catch(() => {}) // read by the test; a failure there is its assertion
+  return {
+    name,
+    finish: () => socket.write(body.slice(-1)),
+    status,
+    body: () => received().slice(received().indexOf('\r\n\r\n') + 4),
+    destroy: () => socket.destroy(),
+  }
 }
 
 async function scrape(server: RunningServer): Promise<Sample[]> {
-  const url = /metrics on (http:\/\/\S+\/metrics)/.exec(server.stderr())?.[1]
+  const url = metricsUrl(server)
   assert.ok(url, `no metrics line: ${server.stderr()}`)
   return parsePrometheus(await (await fetch(url)).text())
 }
@@ -104,7 +92,7 @@ interface HeldDatabase {
  * back, and checks the answers, the rows and the metrics. `whileHeld` runs once every create is
  * sent, before the database lets go.
  */
-async function overload(database: HeldDatabase, whileHeld: (answered503: () => number) => Promise<void>) {
+async function overload(database: HeldDatabase, whileHeld: (refused: () => number) => Promise<void>) {
   const server = await startServer([
     ...['--port', '0', '--db', database.db, '--key', KEY, '--log', 'off'],
     // No cap: the default (1024 connections) keeps a single process under the queue's bound.
@@ -112,7 +100,7 @@ async function overload(database: HeldDatabase, whileHeld: (answered503: () => n
   ])
   const sockets: HeldCreate[] = []
   try {
-    await until(async () => /metrics on/.test(server.stderr()), 'the metrics line')
+    await until(() => metricsUrl(server) !== undefined, 'the metrics line')
     // Every request is in the handler, its body one byte short, before the database is held.
     for (let start = 0; start < CLIENTS; start += 256) {
       const names = Array.from({ length: Math.min(256, CLIENTS - start) }, (_, i) => `overload-${start + i}`)

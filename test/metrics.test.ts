@@ -12,7 +12,7 @@ import { parseCli } from '../bin/options.js'
 import { USAGE } from '../bin/usage.js'
 import { loadSqliteDriver } from '../src/store/sql/sqlite-drivers.js'
 import { parsePrometheus, sumOf } from './helpers/prometheus.js'
-import { killAll, type RunningServer, runToExit, startServer } from './helpers/spawn-server.js'
+import { killAll, metricsUrl, type RunningServer, runToExit, startServer } from './helpers/spawn-server.js'
 import { until } from './helpers/until.js'
 
 const dir = mkdtempSync(join(tmpdir(), 'petstore-metrics-'))
@@ -23,8 +23,6 @@ after(() => {
 
 const KEY = 'metrics-key-5d1c'
 const headers = { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' }
-
-const metricsUrl = (server: RunningServer) => /metrics on (http:\/\/\S+\/metrics)/.exec(server.stderr())?.[1]
 
 async function create(server: RunningServer, name: string): Promise<number> {
   const answer = await fetch(`${server.origin}/v1/pets`, {

@@ -12,7 +12,7 @@ import fc from 'fast-check'
 import { DIGEST_KEY, KEY as FUZZ_KEY, requestCase } from './fuzz/arbitraries.js'
 import { toRequest } from './fuzz/property.js'
 import { parsePrometheus } from './helpers/prometheus.js'
-import { killAll, type RunningServer, startServer } from './helpers/spawn-server.js'
+import { killAll, metricsUrl, type RunningServer, startServer } from './helpers/spawn-server.js'
 import { until } from './helpers/until.js'
 
 const dir = mkdtempSync(join(tmpdir(), 'petstore-operate-'))
@@ -259,8 +259,6 @@ describe('key rotation', () => {
     })
   }
 })
-
-const metricsUrl = (server: RunningServer) => /metrics on (http:\/\/\S+\/metrics)/.exec(server.stderr())?.[1]
 
 describe('metrics', () => {
   for (const workers of [1, 2]) {

@@ -17,7 +17,7 @@ import { after, describe, test } from 'node:test'
 import { createPetstore, memoryStore, type PetStore } from '../src/index.js'
 import { seed, withFaults } from '../src/testing.js'
 import { inFreshMysqlDatabase, inFreshSchema } from './helpers/load.js'
-import { killAll, type RunningServer, runToExit, startServer } from './helpers/spawn-server.js'
+import { killAll, metricsUrl, type RunningServer, runToExit, startServer } from './helpers/spawn-server.js'
 
 const KEY = 'control-key'
 const AUTH = { authorization: `Bearer ${KEY}` }
@@ -197,8 +197,7 @@ describe('faults', () => {
       const log = server.stdout()
       assert.match(log, /"statusCode":503.*"code":"unavailable","fault":"unavailable"/)
       assert.match(log, /"statusCode":429.*"fault":"rate-limited"/)
-      const port = /metrics on http:\/\/[^:]+:(\d+)/.exec(server.stderr())?.[1]
-      const metrics = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text()
+      const metrics = await (await fetch(metricsUrl(server) ?? '')).text()
       for (const kind of ['unavailable', 'rate-limited', 'internal', 'reset']) {
         assert.match(metrics, new RegExp(`petstore_faults_total\\{kind="${kind}"\\} 1\\n`))
       }

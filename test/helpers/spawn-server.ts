@@ -252,6 +252,10 @@ export function runScriptToExit(
 export const readyPids = (stderr: string): number[] =>
   [...stderr.matchAll(/worker \d+ \(pid (\d+)\) ready/g)].map((match) => Number(match[1]))
 
+/** The URL of the binary's metrics listener, once it has said it on stderr (`--metrics-port`). */
+export const metricsUrl = (server: Pick<RunningServer, 'stderr'>): string | undefined =>
+  /metrics on (http:\/\/\S+\/metrics)/.exec(server.stderr())?.[1]
+
 /** Kills every child still running (for an `after` hook); resolves once they are gone. */
 export async function killAll(): Promise<void> {
   await Promise.all(
