@@ -12,7 +12,7 @@ const BRAND = Symbol.for('petstore-server.PetstoreError')
 
 /** A field-level reason attached to a `validation_error`. */
 export interface ErrorDetail {
-  /** Dotted path of the offending value, e.g. `categoryId` or `query.limit`. */
+  /** Dotted path of the offending value, e.g. `name` or `query.limit`. */
   path: string
   message: string
 }

@@ -47,8 +47,8 @@ function integerOf(token: string): bigint | undefined | null {
  *
  * @example
  * ```ts
- * const text = '{"categoryId":9223372036854775807}'
- * withExactIntegers(text, JSON.parse(text), ['categoryId']) // → { categoryId: 9223372036854775807n }
+ * const text = '{"n":9223372036854775807}'
+ * withExactIntegers(text, JSON.parse(text), ['n']) // → { n: 9223372036854775807n }
  * ```
  */
 export function withExactIntegers(text: string, body: unknown, keys: readonly string[]): unknown {

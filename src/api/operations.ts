@@ -3,21 +3,22 @@
  *
  * @module
  */
+
 import { readJson } from '../http/body.js'
 import type { Deferred } from '../http/deferred.js'
 import { type AbortLike, type ApiAnswer, type ApiRequest, jsonAnswer } from '../http/exchange.js'
 import { singleValues, type Target } from '../http/request-target.js'
-import type { GuardedStore } from '../store/guarded-store.js'
-import type { JsonPage } from '../store/store.js'
+import type { JsonPage, Store } from '../store/store.js'
 import type { CursorCodec } from './cursor.js'
 import { Refusal } from './errors.js'
 import { listQueryOf, newPetOf, petIdOf } from './inputs.js'
+import { INT64_KEYS } from './pet-fields.js'
 import { petJson } from './pet-json.js'
 import type { Pet } from './schemas.js'
 
 /** What the operations need from `createPetstore`'s options. */
 export interface OperationContext {
-  store: GuardedStore
+  store: Store
   basePath: string
   maxBodyBytes: number
   /** Issues and checks the cursors of `Link: rel="next"`. */
@@ -69,7 +70,7 @@ function pageAnswer(
 }
 
 /** Body keys whose integers are read digit for digit (int64, beyond what a JSON number holds). */
-const EXACT_INTEGERS = ['categoryId']
+const EXACT_INTEGERS = INT64_KEYS
 
 /** `POST /pets`: 201 with the stored pet and its `Location`. Checks that need no body refuse at once. */
 export function createPet(request: ApiRequest, context: OperationContext): Deferred<string> | Refusal {

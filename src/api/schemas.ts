@@ -50,7 +50,8 @@ export const PetStatusSchema = v.picklist(['available', 'pending', 'sold'], 'mus
 
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/
 
-const NameSchema = v.pipe(
+/** A pet's name: 1 to 255 characters, not only whitespace, storable by every database. */
+export const NameSchema = v.pipe(
   v.string('must be a string'),
   // Code points never outnumber UTF-16 units: the walk is needed only past 255 units.
   checkWithSchema(
@@ -113,8 +114,11 @@ const numberOrBigint = v.custom<Int64>(
 )
 jsonSchemaOfSchema.set(numberOrBigint, CATEGORY_ID_JSON_SCHEMA)
 
-/** `categoryId`: any int64, in its {@link Int64} form (a number when safe, else a bigint). */
-const CategoryIdSchema = v.pipe(
+/**
+ * Any int64, in its {@link Int64} form (a number when safe, else a bigint). A pet field of this
+ * schema is stored exactly (see pet-fields.ts): SQL `bigint`, read back as decimal text.
+ */
+export const Int64Schema = v.pipe(
   numberOrBigint,
   checkWithSchema((id: Int64) => typeof id === 'bigint' || Number.isInteger(id), 'must be an integer', {}),
   checkWithSchema((id: Int64) => id >= INT64_MIN, `must be at least ${INT64_MIN}`, {}),
@@ -132,7 +136,7 @@ const CategoryIdSchema = v.pipe(
 export const NewPetSchema = v.object(
   {
     name: NameSchema,
-    categoryId: CategoryIdSchema,
+    categoryId: Int64Schema,
     status: v.optional(PetStatusSchema),
   },
   'must be a JSON object',

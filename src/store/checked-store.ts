@@ -10,7 +10,7 @@
 import * as v from 'valibot'
 import { jsonPageOf, oneMore } from '../api/pet-json.js'
 import { type Pet, PetSchema } from '../api/schemas.js'
-import { builtInOf, type ListQuery, type PetStore, type Store } from './store.js'
+import { builtInOf, type ListQuery, PET_CALLS, type PetStore, type Store } from './store.js'
 
 /** A Pet and nothing else: what a store may return. Built from PetSchema, the one source of truth. */
 const StoredPetSchema = v.strictObject(PetSchema.entries)
@@ -45,6 +45,21 @@ function checkPage(rows: unknown, { status, limit, after }: ListQuery): Pet[] {
 }
 
 /**
+ * What a call answered, checked: no answer, a pet, or a list of pets, as the
+ * call's name and argument say. A call given an id answers that pet; a page
+ * (`list`) answers what {@link checkPage} holds it to.
+ */
+function checkAnswer(name: string, arg: unknown, answer: unknown): unknown {
+  if (answer === undefined && name !== 'create' && name !== 'list') return undefined
+  if (name === 'list') return checkPage(answer, arg as ListQuery)
+  const pet = checkPet(answer, `store.${name}`)
+  if (typeof arg === 'number' && pet.id !== arg) {
+    throw new StoreContractError(`store.${name} returned a pet with another id`)
+  }
+  return pet
+}
+
+/**
  * The handler's {@link Store} for `store`: the one a store of this package
  * carries, or `store`'s calls with their answers checked.
  *
@@ -56,23 +71,14 @@ function checkPage(rows: unknown, { status, limit, after }: ListQuery): Pet[] {
 export function storeOf(store: PetStore): Store {
   const own = builtInOf(store)
   if (own !== undefined) return own
-  const list = async (query: ListQuery) => checkPage(await store.list(query), query)
-  return {
-    list,
-    async page(query) {
-      return jsonPageOf(await list(oneMore(query)), query.limit)
-    },
-    async get(id) {
-      const pet = await store.get(id)
-      if (pet === undefined) return undefined
-      const checked = checkPet(pet, 'store.get')
-      if (checked.id !== id) throw new StoreContractError('store.get returned a pet with another id')
-      return checked
-    },
-    async create(pet) {
-      return checkPet(await store.create(pet), 'store.create')
-    },
+  const checked = {
     ping: () => store.ping?.(),
     close: () => store.close?.(),
+  } as Store
+  for (const name of PET_CALLS) {
+    ;(checked as Record<string, unknown>)[name] = async (arg: unknown) =>
+      checkAnswer(name, arg, await (store[name] as (arg: unknown) => Promise<unknown>).call(store, arg))
   }
+  checked.page = async (query) => jsonPageOf((await checked.list(oneMore(query))) as Pet[], query.limit)
+  return checked
 }

@@ -3,23 +3,16 @@
  *
  * @module
  */
-import type { NewPet, Pet } from '../api/schemas.js'
 import { aborted, waitFor } from '../http/deadline.js'
-import type { AbortLike } from '../http/exchange.js'
-import type { Answer, JsonPage, ListQuery, Store } from './store.js'
-
-/** The store as the operations use it: one for the handler, each call bounded by its request's signal. */
-export interface GuardedStore {
-  page(query: ListQuery, signal: AbortLike | undefined): Answer<JsonPage>
-  get(id: number, signal: AbortLike | undefined): Answer<Pet | undefined>
-  create(pet: NewPet, signal: AbortLike | undefined): Answer<Pet>
-}
+import { type Answer, READ_CALLS, type Store, storeCalls } from './store.js'
 
 /**
  * Wraps `store` for the handler: a call still pending after `timeoutMs` is
  * answered 503, and a read the client stopped waiting for (its `signal`) 400
- * `aborted`. Work not yet begun for a client that has gone is never begun;
- * an answer given at once is passed on as it is, with no timer or listener:
+ * `aborted`. Work not yet begun for a client that has gone is never begun.
+ * A call that may write is waited for once begun, even if the client goes:
+ * it may commit, and its answer is what the log and the metrics must count.
+ * An answer given at once is passed on as it is, with no timer or listener:
  * nothing can time out or abort while a synchronous call runs.
  *
  * @example
@@ -28,23 +21,16 @@ export interface GuardedStore {
  * const pet = await store.get(7, request.signal)
  * ```
  */
-export function guardStore(store: Store, timeoutMs: number): GuardedStore {
-  const bounded = <T>(answer: Answer<T>, signal: AbortLike | undefined): Answer<T> =>
-    answer instanceof Promise ? waitFor(() => answer, { timeoutMs, signal }) : answer
-  return {
-    page(query, signal) {
+export function guardStore(store: Store, timeoutMs: number): Store {
+  const calls = storeCalls((name) => {
+    const call = store[name] as (arg: unknown) => Answer<unknown>
+    const reads = READ_CALLS.has(name)
+    return (arg, signal) => {
       if (signal?.aborted) throw aborted()
-      return bounded(store.page(query), signal)
-    },
-    get(id, signal) {
-      if (signal?.aborted) throw aborted()
-      return bounded(store.get(id), signal)
-    },
-    create(pet, signal) {
-      if (signal?.aborted) throw aborted()
-      // Begun, a create is waited for even if the client goes: it may commit, and its answer
-      // (a 201) is what the log and the metrics must count.
-      return bounded(store.create(pet), undefined)
-    },
-  }
+      const answer = call(arg)
+      if (!(answer instanceof Promise)) return answer
+      return waitFor(() => answer, { timeoutMs, signal: reads ? signal : undefined })
+    }
+  })
+  return { ...store, ...calls }
 }

@@ -6,6 +6,7 @@
  */
 
 import * as v from 'valibot'
+import { PET_SHAPE } from '../api/pet-fields.js'
 import { jsonPageOf, oneMore } from '../api/pet-json.js'
 import { type NewPet, NewPetSchema, type Pet, type PetStatus } from '../api/schemas.js'
 import { knownOptions, optionsObject, shown } from '../util/option-checks.js'
@@ -36,14 +37,8 @@ function firstAfter(sorted: readonly Pet[], after: number): number {
   return low
 }
 
-/**
- * A copy holding only the Pet fields. {@link petRecord} sizes each object for its fields: adding
- * `status` afterwards would give every such pet a separate property array (a quarter more memory
- * at 1,000,000 pets).
- */
-function recordOf(id: number, { name, categoryId, status }: NewPet): Pet {
-  return petRecord(id, name, categoryId, status)
-}
+/** A copy holding only the Pet fields, sized for them (see pet-record.ts). */
+const recordOf = (id: number, pet: NewPet): Pet => petRecord(id, pet)
 
 /**
  * Pets leave the store frozen, so that no caller can add to or change what is stored. They are
@@ -76,7 +71,7 @@ function seeds(pets: unknown): Seed[] {
   return pets.map((given: unknown, index) => {
     const where = `memoryStore: pets[${index}]`
     if (typeof given !== 'object' || given === null) {
-      throw new TypeError(`${where} must be a pet, { name, categoryId, status? }, got ${shown(given)}`)
+      throw new TypeError(`${where} must be a pet, ${PET_SHAPE}, got ${shown(given)}`)
     }
     const result = v.safeParse(NewPetSchema, given, { abortPipeEarly: true })
     if (!result.success) {

@@ -1,52 +1,68 @@
 /**
  * Pets as the stores build them: plain objects (their prototype is
- * `Object.prototype`, their own fields are the schema's, in its order), made
- * by two constructors of their own rather than by object literals.
- *
- * Why: the engine gives every plain object built with the same keys in the
- * same order one hidden class, and with it one record of what each field has
- * held. The schemas' own `{ id, name, categoryId, status }` entries hold
- * schema objects, and a request body parsed from JSON holds what the client
- * sent; so a pet made by a literal shared its class with them, its `id` and
- * `categoryId` were marked as holding any value, and the optimized
- * `petJson` turned them into text by the generic conversion (a list of
- * 20 made 75 such calls). A constructor's objects have a class of their own,
- * whose fields stay marked as numbers while they only hold numbers. One
- * constructor per shape sizes each object for exactly its fields.
+ * `Object.prototype`), `id` first and then the fields of `PET_FIELDS` in
+ * their order, an optional field absent when it has no value. One
+ * constructor builds them all, so that every stored pet shares a few object
+ * shapes of its own, sized for its fields, rather than the shapes of request
+ * bodies or of literals elsewhere.
  *
  * @module
  */
-import type { Int64, Pet, PetStatus } from '../api/schemas.js'
+import { PET_FIELDS } from '../api/pet-fields.js'
+import { int64Of, type NewPet, type Pet } from '../api/schemas.js'
 
-interface PetConstructor<Fields extends unknown[]> {
-  new (...fields: Fields): Pet
-  prototype: object
+const FIELDS = PET_FIELDS
+
+/** `values` holds the fields in order from `offset`; a row's int64 values arrive as text or bigint. */
+const PetRecord = function (
+  this: Record<string, unknown>,
+  id: number,
+  values: ArrayLike<unknown>,
+  offset: number,
+  fromRow: boolean,
+) {
+  this.id = id
+  for (let i = 0; i < FIELDS.length; i++) {
+    const { key, kind, optional } = FIELDS[i] as (typeof FIELDS)[number]
+    let value = values[i + offset]
+    if (value === undefined || value === null) {
+      if (optional) continue
+    } else if (fromRow && kind === 'int64') {
+      value = int64Of(value as number | bigint | string)
+    }
+    this[key] = value
+  }
+} as unknown as new (
+  id: number,
+  values: ArrayLike<unknown>,
+  offset: number,
+  fromRow: boolean,
+) => Pet
+PetRecord.prototype = Object.prototype
+
+/** The values of `pet`'s fields, in the order of `PET_FIELDS`; `undefined` for an absent one. */
+export function fieldValues(pet: NewPet): unknown[] {
+  const values = new Array<unknown>(FIELDS.length)
+  for (let i = 0; i < FIELDS.length; i++) values[i] = pet[(FIELDS[i] as (typeof FIELDS)[number]).key]
+  return values
 }
 
-const WithoutStatus = function (this: Pet, id: number, name: string, categoryId: Int64) {
-  this.id = id
-  this.name = name
-  this.categoryId = categoryId
-} as unknown as PetConstructor<[id: number, name: string, categoryId: Int64]>
-WithoutStatus.prototype = Object.prototype
-
-const WithStatus = function (this: Pet, id: number, name: string, categoryId: Int64, status: PetStatus) {
-  this.id = id
-  this.name = name
-  this.categoryId = categoryId
-  this.status = status
-} as unknown as PetConstructor<[id: number, name: string, categoryId: Int64, status: PetStatus]>
-WithStatus.prototype = Object.prototype
-
 /**
- * A pet, with no `status` key when `status` is undefined. To any reader it
- * is the object literal `{ id, name, categoryId, status }`.
+ * The pet `input` stored under `id`: its fields only, no key for an absent optional one.
  *
  * @example
  * ```ts
- * petRecord(1, 'Rex', 2) // → { id: 1, name: 'Rex', categoryId: 2 }
+ * petRecord(1, { name: 'Rex', …, status: undefined }) // → { id: 1, name: 'Rex', … }: no status key
  * ```
  */
-export function petRecord(id: number, name: string, categoryId: Int64, status?: PetStatus): Pet {
-  return status === undefined ? new WithoutStatus(id, name, categoryId) : new WithStatus(id, name, categoryId, status)
+export function petRecord(id: number, input: NewPet): Pet {
+  return new PetRecord(id, fieldValues(input), 0, false)
+}
+
+/**
+ * The pet of a row read as values: the id, then the columns in the order of `PET_FIELDS`. A NULL
+ * is an absent field; an int64 column arrives as a number, a bigint or decimal text, by driver.
+ */
+export function petOfValues(values: ArrayLike<unknown>): Pet {
+  return new PetRecord(Number(values[0]), values, 1, true)
 }

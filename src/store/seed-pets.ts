@@ -6,6 +6,7 @@
  * @module
  */
 import * as v from 'valibot'
+import { SEED_PET_SHAPE } from '../api/pet-fields.js'
 import { type Pet, SeedPetSchema } from '../api/schemas.js'
 import { petRecord } from './pet-record.js'
 
@@ -13,17 +14,16 @@ import { petRecord } from './pet-record.js'
 export type SeedRecords = readonly Pet[]
 
 /**
- * `pets` as records, or a `TypeError` naming the entry and the field: `pets[2].categoryId: must
- * be an integer`. A pet without an id gets the next one after the highest given so far.
+ * `pets` as records, or a `TypeError` naming the entry and the field: `pets[2].name: must be a
+ * string`. A pet without an id gets the next one after the highest given so far.
  *
  * @example
  * ```ts
- * seedRecords([{ id: 5, name: 'Rex', categoryId: 1 }, { name: 'Tom', categoryId: 2 }])
- * // → [{ id: 5, name: 'Rex', categoryId: 1 }, { id: 6, name: 'Tom', categoryId: 2 }]
+ * seedRecords([{ id: 5, ...rex }, tom]) // → [{ id: 5, ...rex }, { id: 6, ...tom }]
  * ```
  */
 export function seedRecords(pets: unknown): SeedRecords {
-  if (!Array.isArray(pets)) throw new TypeError('pets must be a JSON array of pets, { name, categoryId, status?, id? }')
+  if (!Array.isArray(pets)) throw new TypeError(`pets must be a JSON array of pets, ${SEED_PET_SHAPE}`)
   const given: Array<{ id?: number | undefined; pet: Pet }> = pets.map((entry: unknown, index) => {
     const result = v.safeParse(SeedPetSchema, entry, { abortPipeEarly: true })
     if (!result.success) {
@@ -33,8 +33,8 @@ export function seedRecords(pets: unknown): SeedRecords {
       const path = v.getDotPath(issue)
       throw new TypeError(`pets[${index}]${path === null ? '' : `.${path}`}: ${message}`)
     }
-    const { id, name, categoryId, status } = result.output
-    return { id, pet: petRecord(id ?? 0, name, categoryId, status) }
+    const { id, ...pet } = result.output
+    return { id, pet: petRecord(id ?? 0, pet) }
   })
   const taken = new Map<number, number>()
   for (const [index, { id }] of given.entries()) {
@@ -46,7 +46,6 @@ export function seedRecords(pets: unknown): SeedRecords {
   const records = given.filter(({ id }) => id !== undefined).map(({ pet }) => pet)
   records.sort((a, b) => a.id - b.id)
   let lastId = records.at(-1)?.id ?? 0
-  for (const { id, pet } of given)
-    if (id === undefined) records.push(petRecord(++lastId, pet.name, pet.categoryId, pet.status))
+  for (const { id, pet } of given) if (id === undefined) records.push(petRecord(++lastId, pet))
   return records
 }

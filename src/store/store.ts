@@ -74,20 +74,71 @@ export interface JsonPage {
 /** What a call gives: at once where the store can (memory, a SQLite read), else a promise. */
 export type Answer<T> = T | Promise<T>
 
+/** What a call is told of its request: whether the client has gone (a request's `AbortSignal` fits). */
+export interface CallSignal {
+  readonly aborted: boolean
+  addEventListener(type: 'abort', listener: (event: unknown) => void, options?: { once?: boolean }): void
+  removeEventListener(type: 'abort', listener: (event: unknown) => void): void
+}
+
 /**
- * The store as the handler calls it. A call answers at once where it can, so
- * that a request is answered in the turn that read it. The built-in stores
- * implement it; a user's {@link PetStore} is wrapped into it by `storeOf`.
+ * The calls of {@link PetStore} that take one argument and that the handler makes, by name: the
+ * one list the wrappers of a store (its public form, its checks, its bounds) go through. A new
+ * call of the API is added to `PetStore` and here, then written by each store.
  */
-export interface Store {
-  get(id: number): Answer<Pet | undefined>
-  list(query: ListQuery): Answer<Pet[]>
-  /** The page `{ status, limit, after }` as JSON, `limit` the page size: a SQL database writes it faster. */
-  page(query: ListQuery): Answer<JsonPage>
-  create(pet: NewPet): Answer<Pet>
+export const PET_CALLS = ['get', 'list', 'create'] as const satisfies ReadonlyArray<keyof PetStore>
+
+/** The calls that only read: abandoned when the client goes. Any other is waited for: it may commit. */
+export const READ_CALLS: ReadonlySet<string> = new Set(['get', 'list', 'page'])
+
+type PetCall = (typeof PET_CALLS)[number]
+type StoreCall<F> = F extends (arg: infer A) => Promise<infer R> ? (arg: A, signal?: CallSignal) => Answer<R> : never
+
+/**
+ * The store as the handler calls it: each call of {@link PetStore} answering at once where it
+ * can, so that a request is answered in the turn that read it, and `page`, a page as JSON text,
+ * which a SQL database writes faster than rows become objects. `signal` is the request's, for
+ * `guardStore`; a store itself may leave it. The built-in stores implement it; a user's
+ * {@link PetStore} is wrapped into it by `storeOf`.
+ */
+export type Store = { [K in PetCall]: StoreCall<PetStore[K]> } & {
+  /** The page `{ status, limit, after }` as JSON, `limit` the page size. */
+  page(query: ListQuery, signal?: CallSignal): Answer<JsonPage>
   ping(): Answer<void>
   close(): Answer<void>
 }
+
+/** The calls of {@link Store} that take an argument: the {@link PET_CALLS}, and `page`. */
+export const STORE_CALLS = [...PET_CALLS, 'page'] as const
+
+/** A name of {@link STORE_CALLS}. */
+export type StoreCallName = (typeof STORE_CALLS)[number]
+
+/** A call of {@link STORE_CALLS}, its argument and answer left open. */
+export type AnyCall = (arg: never, signal?: CallSignal) => Answer<unknown>
+
+/**
+ * The {@link STORE_CALLS} of a store, each made by `make` from its name: how a wrapper or a
+ * store that forwards its calls (to a dialect, say) writes them once for all.
+ *
+ * @example
+ * ```ts
+ * const calls = storeCalls((name) => (arg) => inner[name](arg as never))
+ * ```
+ */
+export function storeCalls(
+  make: (name: StoreCallName) => (arg: any, signal?: CallSignal) => Answer<unknown>,
+): Pick<Store, StoreCallName> {
+  const calls: Record<string, unknown> = {}
+  for (const name of STORE_CALLS) calls[name] = make(name)
+  return calls as Pick<Store, StoreCallName>
+}
+
+type Out = <T extends Pet | undefined>(pet: T) => T
+
+/** `out` applied to every pet of an answer: one, or each of a list. */
+const outOf = (out: Out, answer: unknown): unknown =>
+  Array.isArray(answer) ? answer.map(out) : typeof answer === 'object' && answer !== null ? out(answer as Pet) : answer
 
 /**
  * A store made by this package: the public async {@link PetStore} over a
@@ -100,19 +151,25 @@ class BuiltInStore implements ResettablePetStore {
   readonly #replace: Replace | undefined
   /** What `reset` puts back. */
   #seeded: readonly Pet[] = []
-  readonly create: PetStore['create']
-  readonly get: PetStore['get']
-  readonly list: PetStore['list']
+  declare readonly create: PetStore['create']
+  declare readonly get: PetStore['get']
+  declare readonly list: PetStore['list']
   readonly ping: () => Promise<void>
   readonly close: () => Promise<void>
   readonly reset: () => Promise<void>
 
-  constructor(store: Store, out: <T extends Pet | undefined>(pet: T) => T, replace: Replace | undefined) {
+  constructor(store: Store, out: Out, replace: Replace | undefined) {
     this.#store = store
     this.#replace = replace
-    this.create = async (pet) => out(await store.create(pet))
-    this.get = async (id) => out(await store.get(id))
-    this.list = async (query) => (await store.list(query)).map(out)
+    for (const name of PET_CALLS) {
+      const call = store[name] as (arg: unknown) => Answer<unknown>
+      Object.defineProperty(this, name, {
+        value: async (arg: unknown) => outOf(out, await call(arg)),
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      })
+    }
     this.ping = async () => store.ping()
     this.close = async () => store.close()
     this.reset = async () => {
@@ -147,17 +204,9 @@ const asIs = <T>(pet: T): T => pet
  * The public store over `store`. `out` is applied to every pet the public
  * calls give (the memory store freezes its records there).
  */
-export function builtInStore(store: Store, out?: <T extends Pet | undefined>(pet: T) => T): PetStore
-export function builtInStore(
-  store: Store,
-  out: (<T extends Pet | undefined>(pet: T) => T) | undefined,
-  replace: Replace,
-): ResettablePetStore
-export function builtInStore(
-  store: Store,
-  out: <T extends Pet | undefined>(pet: T) => T = asIs,
-  replace?: Replace,
-): PetStore {
+export function builtInStore(store: Store, out?: Out): PetStore
+export function builtInStore(store: Store, out: Out | undefined, replace: Replace): ResettablePetStore
+export function builtInStore(store: Store, out: Out = asIs, replace?: Replace): PetStore {
   return new BuiltInStore(store, out, replace)
 }
 

@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { PET_FIELDS } from '../api/pet-fields.js'
 import type { NewPet, Pet, PetStatus } from '../api/schemas.js'
 import type { PetStore } from '../store/store.js'
 import { ConformanceError, deepEqual, equal, ok, show } from './assert.js'
@@ -20,9 +21,9 @@ export function nthPet(i: number, label = 'pet'): NewPet {
 
 /** The pet a store must give back for `input` stored under `id`: the Pet fields only, no `status` key when absent. */
 export function stored(id: number, input: NewPet): Pet {
-  const pet: Pet = { id, name: input.name, categoryId: input.categoryId }
-  if (input.status !== undefined) pet.status = input.status
-  return pet
+  const pet: Record<string, unknown> = { id }
+  for (const { key } of PET_FIELDS) if (input[key] !== undefined) pet[key] = input[key]
+  return pet as Pet
 }
 
 /** Awaits `work`, saying which call of the store rejected: the store's own error alone rarely names it. */

@@ -4,16 +4,12 @@
  *
  * @module
  */
+import type { NewPet } from '../api/schemas.js'
 import { type SeedRecords, seedRecords } from '../store/seed-pets.js'
 import { type PetStore, testControlOf } from '../store/store.js'
 
 /** A pet of a seed: a new pet, and the id it keeps when one is given. */
-export interface SeedPet {
-  id?: number
-  name: string
-  categoryId: number | bigint
-  status?: 'available' | 'pending' | 'sold'
-}
+export type SeedPet = NewPet & { id?: number }
 
 /**
  * Loads `pets` into `store` if it holds no pet, and makes them what the
@@ -51,9 +47,7 @@ export async function seed(store: PetStore, pets: readonly SeedPet[]): Promise<b
       throw new TypeError('seed: ids can be kept only in a store of this package; leave id out for your own')
     }
     if (empty) {
-      for (const { name, categoryId, status } of records) {
-        await store.create(status === undefined ? { name, categoryId } : { name, categoryId, status })
-      }
+      for (const { id: _, ...pet } of records) await store.create(pet)
     }
     return empty
   }

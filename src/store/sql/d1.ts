@@ -6,9 +6,10 @@
  */
 import { PetstoreError } from '../../api/errors.js'
 import { knownOptions, optionsObject } from '../../util/option-checks.js'
-import { builtInStore, type PetStore, type Store } from '../store.js'
-import { type SqliteConnection, sqliteHotPath, sqlitePetsTable, sqliteStatusIndex } from './dialects/sqlite.js'
+import { builtInStore, type PetStore, type Store, storeCalls } from '../store.js'
+import { type SqliteConnection, sqliteHotPath } from './dialects/sqlite.js'
 import type { HotPath, HotPathTarget } from './hot-path.js'
+import { sqlitePetsTable, sqliteStatusIndex } from './schema-history.js'
 import { petsTable } from './store-options.js'
 
 /**
@@ -146,10 +147,7 @@ export function d1Store(db: D1Database, options: D1StoreOptions = {}): PetStore 
   const run = <T>(work: (hot: HotPath) => T | Promise<T>): Promise<T> => open().then(work).catch(unavailable)
 
   const store: Store = {
-    page: (query) => run((hot) => hot.listJson(query)),
-    create: (pet) => run((hot) => hot.create(pet)),
-    get: (id) => run((hot) => hot.get(id)),
-    list: (query) => run((hot) => hot.list(query)),
+    ...storeCalls((name) => (arg) => run((hot) => (hot[name] as (arg: unknown) => unknown)(arg))),
     ping: () => run((hot) => hot.ping()),
     close() {
       closed = true

@@ -7,65 +7,42 @@
  * @module
  */
 
-import { int64Of, type NewPet, type Pet, type PetStatus } from '../../api/schemas.js'
-import { petRecord } from '../pet-record.js'
-import type { Answer, JsonPage, ListQuery } from '../store.js'
+import type { NewPet, Pet } from '../../api/schemas.js'
+import { petOfValues, petRecord } from '../pet-record.js'
+import type { Answer, JsonPage, Store } from '../store.js'
+import { PET_COLUMNS } from './pet-columns.js'
 import type { DbSystem } from './query-spans.js'
 
-/** A row of the pets table: int8 arrives as a number, a string (pg, or read as text) or a bigint, by driver. */
-export interface PetRow {
-  id: number | string | bigint
-  name: string
-  category_id: number | string | bigint
-  status: string | null
-}
+/** A row of the pets table, by column: int8 arrives as a number, a string (pg, or read as text) or a bigint, by driver. */
+export type PetRow = Readonly<Record<string, unknown>> & { id: number | string | bigint }
 
-/** The pet of a row: numbers for ids, an {@link Int64} categoryId, no `status` key for a NULL status. */
+/** The pet of a row: numbers for ids, int64 fields in their exact form, no key for a NULL optional field. */
 export function toPet(row: PetRow): Pet {
-  return petOf(row.id, row.name, row.category_id, row.status)
+  const values = new Array<unknown>(PET_COLUMNS.length + 1)
+  values[0] = row.id
+  for (let i = 0; i < PET_COLUMNS.length; i++) values[i + 1] = row[PET_COLUMNS[i] as string]
+  return petOfValues(values)
 }
 
-/** A {@link PetRow} read as its values (see `ValuesStatement`), in the order of {@link petColumns}. */
-export type PetValues = readonly [
-  id: PetRow['id'],
-  name: string,
-  category_id: PetRow['category_id'],
-  status: string | null,
-]
-
-/** The pet of a row read as values, as {@link toPet}. */
-export function petOfValues(values: PetValues): Pet {
-  return petOf(values[0], values[1], values[2], values[3])
-}
-
-function petOf(id: PetRow['id'], name: string, categoryId: PetRow['category_id'], status: string | null): Pet {
-  return petRecord(Number(id), name, int64Of(categoryId), status === null ? undefined : (status as PetStatus))
-}
+export { petOfValues }
 
 /** The pet stored under `id` for `input`: what `create` answers without reading the row back. */
-export function storedPet(id: number, input: NewPet): Pet {
-  return petRecord(id, input.name, input.categoryId, input.status)
-}
+export const storedPet = (id: number, input: NewPet): Pet => petRecord(id, input)
 
 /** A page of no pets, for a `limit` below 1 (the SQL of a page assumes at least one). */
 export const EMPTY_PAGE: JsonPage = Object.freeze({ json: '[]', lastId: undefined, more: false })
 
 /**
- * What a SQL store serves on the statements of its dialect once its schema exists.
- * Methods may answer synchronously (SQLite drivers do) or with a promise.
+ * A SQL store's calls as a dialect serves them on its statements, once the schema exists: the
+ * {@link Store}'s, but `close`, which the store does itself. Calls may answer synchronously
+ * (SQLite drivers do) or with a promise.
  */
-export interface HotPath {
+export type HotPath = Omit<Store, 'close'> & {
   /**
    * Every read answers before it returns (the SQLite drivers): the store then offers its reads
    * at once to the handler.
    */
   synchronous?: true
-  get(id: number): Answer<Pet | undefined>
-  list(query: ListQuery): Answer<Pet[]>
-  listJson(query: ListQuery): Answer<JsonPage>
-  create(pet: NewPet): Answer<Pet>
-  /** Reads the table: it exists and the database answers. */
-  ping(): Answer<void>
   /**
    * Inserts `pets` atomically, in one transaction under the commit-order lock,
    * and gives their ids in the order of `pets`. Where a store has it,
@@ -136,12 +113,6 @@ function pageOf(json: string, count: JsonPageRow['count'], lastId: JsonPageRow['
 
 /** Called by the SQL store once the migrations are done, to prepare its statements on its own driver. */
 export type OpenHotPath = (target: HotPathTarget) => Answer<HotPath>
-
-/** The SQL text of each migration, in the order they run: a dialect's schema. */
-export interface Migrations {
-  '0001_create_pets': readonly string[]
-  '0002_status_index_covers_pages': readonly string[]
-}
 
 /**
  * The name of the insert lock on `target`'s table. PostgreSQL and MySQL hand out

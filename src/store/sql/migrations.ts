@@ -6,10 +6,8 @@
  * @module
  */
 import { type Kysely, type Migration, MysqlAdapter, PostgresAdapter, sql } from 'kysely'
-import { mysqlMigrations } from './dialects/mysql.js'
-import { postgresMigrations } from './dialects/postgres.js'
-import { sqliteMigrations } from './dialects/sqlite.js'
-import type { HotPathTarget, Migrations } from './hot-path.js'
+import type { HotPathTarget } from './hot-path.js'
+import { type Migrations, mysqlMigrations, postgresMigrations, sqliteMigrations } from './schema-history.js'
 
 /** The SQL family a kysely instance speaks, read from its adapter. */
 export type SqlFamily = 'sqlite' | 'postgres' | 'mysql'
@@ -27,12 +25,7 @@ const SCHEMAS: Record<SqlFamily, (target: HotPathTarget) => Migrations> = {
   mysql: mysqlMigrations,
 }
 
-/**
- * Versioned migrations for a pets table named `table` (in `schema` when
- * given). Each is idempotent (`if not exists`) so that two processes racing
- * past the migration lock of a dialect that has none (SQLite) still end with
- * one schema.
- */
+/** Versioned migrations for a pets table named `table` (in `schema` when given): see schema-history.ts. */
 export function migrations(table: string, family: SqlFamily, schema?: string): Record<string, Migration> {
   const steps: Record<string, Migration> = {}
   for (const [name, statements] of Object.entries(SCHEMAS[family]({ table, schema }))) {

@@ -9,6 +9,7 @@
 import { type Kysely, sql } from 'kysely'
 import type { Pet } from '../../api/schemas.js'
 import type { SqlFamily } from './migrations.js'
+import { rowOf } from './pet-columns.js'
 
 /** Rows per insert: well within every driver's limit on bound parameters. */
 const CHUNK = 200
@@ -26,7 +27,7 @@ export interface PetsTable {
  *
  * @example
  * ```ts
- * await replacePets(db, { family: 'postgres', table: 'pets', schema: 'public' }, [{ id: 1, name: 'Rex', categoryId: 1 }])
+ * await replacePets(db, { family: 'postgres', table: 'pets', schema: 'public' }, seedRecords(pets))
  * ```
  */
 export async function replacePets(db: Kysely<any>, where: PetsTable, pets: readonly Pet[]): Promise<void> {
@@ -41,12 +42,7 @@ export async function replacePets(db: Kysely<any>, where: PetsTable, pets: reado
     // AUTOINCREMENT never goes below its sqlite_sequence row: gone, it follows max(id) again.
     if (family === 'sqlite') await sql`delete from sqlite_sequence where name = ${table}`.execute(trx)
     for (let start = 0; start < pets.length; start += CHUNK) {
-      const rows = pets.slice(start, start + CHUNK).map((pet) => ({
-        id: pet.id,
-        name: pet.name,
-        category_id: pet.categoryId,
-        status: pet.status ?? null,
-      }))
+      const rows = pets.slice(start, start + CHUNK).map(rowOf)
       await target.insertInto(table).values(rows).execute()
     }
     if (family === 'postgres') {

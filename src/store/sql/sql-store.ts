@@ -9,8 +9,15 @@
  */
 import { type Dialect, Kysely, Migrator } from 'kysely'
 import { PetstoreError } from '../../api/errors.js'
-import type { Pet } from '../../api/schemas.js'
-import { builtInStore, type JsonPage, type ListQuery, type ResettablePetStore, type Store } from '../store.js'
+import {
+  builtInStore,
+  READ_CALLS,
+  type ResettablePetStore,
+  STORE_CALLS,
+  type Store,
+  type StoreCallName,
+  storeCalls,
+} from '../store.js'
 import { isMigrationRace, isUnavailable, mappingErrors, unavailable } from './database-errors.js'
 import { groupCommit } from './group-commit.js'
 import type { HotPath, HotPathTarget, OpenHotPath } from './hot-path.js'
@@ -22,17 +29,16 @@ import { replacePets } from './replace-pets.js'
 import { KYSELY_STORE_OPTIONS, type KyselyStoreOptions, sqlStoreOptions } from './store-options.js'
 import { targetOf, throughKysely } from './through-kysely.js'
 
-/** The reads of a synchronous hot path (SQLite), answered at once with their failures mapped. */
-interface SyncReads {
-  get(id: number): Pet | undefined
-  listJson(query: ListQuery): JsonPage
-}
+type Calls = Pick<HotPath, StoreCallName>
 
-function readsNow(statements: HotPath): SyncReads {
-  return {
-    get: mappingErrors<number, Pet | undefined>((id) => statements.get(id)),
-    listJson: mappingErrors<ListQuery, JsonPage>((query) => statements.listJson(query)),
+/** The reads of a synchronous hot path (SQLite), answered at once with their failures mapped. */
+function readsNow(statements: HotPath): Partial<Calls> {
+  const reads: Record<string, unknown> = {}
+  for (const name of STORE_CALLS) {
+    const call = statements[name] as (arg: unknown) => unknown
+    if (READ_CALLS.has(name)) reads[name] = mappingErrors((arg) => call(arg))
   }
+  return reads as Partial<Calls>
 }
 
 /**
@@ -52,7 +58,7 @@ export function sqlStore(given: Kysely<any>, options: KyselyStoreOptions, openOw
   /** The statements the store serves, once the schema exists: on its own driver where it has one. */
   let hot: HotPath | undefined
   /** Its reads answered at once, where it has them (SQLite). */
-  let now: SyncReads | undefined
+  let now: Partial<Calls> | undefined
   /** The statements through kysely: `kyselyStore`'s, and every store's once closed (kysely then refuses them). */
   let viaKysely: HotPath | undefined
   /** The schema the tables are in, once migrated: the given one, or PostgreSQL's current schema. */
@@ -132,10 +138,10 @@ export function sqlStore(given: Kysely<any>, options: KyselyStoreOptions, openOw
   }
 
   const store: Store = {
-    create: (pet) => fast((statements) => statements.create(pet)),
-    get: (id) => (now !== undefined ? now.get(id) : fast((statements) => statements.get(id))),
-    list: (query) => fast((statements) => statements.list(query)),
-    page: (query) => (now !== undefined ? now.listJson(query) : fast((statements) => statements.listJson(query))),
+    ...storeCalls((name) => (arg) => {
+      const read = now?.[name] as ((arg: unknown) => unknown) | undefined
+      return read !== undefined ? read(arg) : fast((statements) => (statements[name] as (arg: unknown) => unknown)(arg))
+    }),
     ping: () => run(async () => (hot ?? viaKysely!).ping()),
     close() {
       // Later calls go to kysely, which refuses them once destroyed.

@@ -23,39 +23,13 @@ import {
   type HotPath,
   type HotPathTarget,
   insertLockName,
-  type Migrations,
   type PetRow,
   storedPet,
   toPet,
 } from '../hot-path.js'
+import { INSERTED_COLUMNS, INSERTED_PARAMETERS, insertedValues, selectedColumns } from '../pet-columns.js'
 import { type DbSystem, describeQuery, inQuerySpan, type QueryDescription } from '../query-spans.js'
-
-/** `` `table` ``: MySQL quotes identifiers with backticks (double quotes only under ANSI_QUOTES). */
-const quoted = (name: string) => `\`${name.replaceAll('`', '``')}\``
-
-/** `` `schema`.`table` `` (or `` `table` ``). */
-const tableOf = ({ table, schema }: HotPathTarget) =>
-  schema === undefined ? quoted(table) : `${quoted(schema)}.${quoted(table)}`
-
-/**
- * The schema of `target`, migration by migration. MySQL 8 has no `create index if not exists`:
- * the index is declared with the table. utf8mb4 spelled out, as MariaDB may default to latin1:
- * names hold any Unicode, 255 code points. 0002 is SQLite's alone.
- */
-export function mysqlMigrations(target: HotPathTarget): Migrations {
-  return {
-    '0001_create_pets': [
-      `create table if not exists ${tableOf(target)} (
-  id bigint not null auto_increment primary key,
-  name varchar(255) not null,
-  category_id bigint not null,
-  status varchar(16),
-  index ${quoted(`${target.table}_status_id`)} (status, id)
-) default character set utf8mb4 collate utf8mb4_bin`,
-    ],
-    '0002_status_index_covers_pages': [],
-  }
-}
+import { mysqlTable } from '../schema-history.js'
 
 /** The server's version, which names MariaDB where it is one (query spans say which). */
 export const VERSION = 'select version() as version'
@@ -101,9 +75,9 @@ export function mysqlHotPath(untracedRun: MysqlRunner, untracedSession: MysqlSes
   const traced = spannedRunner(target.system === 'mariadb' ? 'mariadb' : 'mysql', target.table)
   const run = traced(untracedRun)
   const session: MysqlSession = (work) => untracedSession((on) => work(traced(on)))
-  const from = tableOf(target)
-  // category_id as decimal text (MySQL casts to `char`): exact beyond 2^53 whatever the pool's number settings.
-  const columns = 'id, name, cast(category_id as char) as category_id, status'
+  const from = mysqlTable(target)
+  // int64 columns as decimal text: exact beyond 2^53 whatever the pool's number settings.
+  const columns = selectedColumns('mysql')
   const lockName = insertLockName(target)
   const byId = `select ${columns} from ${from} where id = ?`
   // `limit ?` is refused by some servers in prepared statements: the limit is written in, one text per limit
@@ -140,7 +114,7 @@ export function mysqlHotPath(untracedRun: MysqlRunner, untracedSession: MysqlSes
   // One text per batch size: group commit hands over powers of two only (see `take` in sql-store.ts), so
   // each connection prepares at most nine of them.
   const insertText = (count: number) =>
-    `insert into ${from} (name, category_id, status) values ${Array(count).fill('(?, ?, ?)').join(', ')}`
+    `insert into ${from} (${INSERTED_COLUMNS}) values ${Array(count).fill(`(${INSERTED_PARAMETERS})`).join(', ')}`
   const readBackText = (count: number) => `select id from ${from} where id >= ? order by id limit ${count}`
 
   /** Inserts `pets` in one autocommitted statement under the named lock: their ids, in order. */
@@ -152,8 +126,8 @@ export function mysqlHotPath(untracedRun: MysqlRunner, untracedSession: MysqlSes
         throw PetstoreError.unavailable(new Error('timed out waiting for the insert lock'))
       }
       try {
-        // Autocommitted: durable before the lock is let go. categoryId goes to the driver as given.
-        const values = pets.flatMap((pet) => [pet.name, pet.categoryId, pet.status ?? null])
+        // Autocommitted: durable before the lock is let go. An int64 goes to the driver as given.
+        const values = pets.flatMap(insertedValues)
         const { insertId } = (await on(insertText(pets.length), values)) as { insertId: number | string }
         const first = Number(insertId)
         if (ids !== undefined) return pets.map((_, index) => first + index * ids.step)
@@ -172,7 +146,7 @@ export function mysqlHotPath(untracedRun: MysqlRunner, untracedSession: MysqlSes
       return row && toPet(row)
     },
     list,
-    async listJson(query): Promise<JsonPage> {
+    async page(query): Promise<JsonPage> {
       if (!(query.limit >= 1)) return EMPTY_PAGE
       return jsonPageOf(await list(oneMore(query)), query.limit)
     },

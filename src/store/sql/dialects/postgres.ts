@@ -21,31 +21,21 @@ import {
   type HotPathTarget,
   insertLockName,
   type JsonPageRow,
-  type Migrations,
   type PetRow,
   pageOfJson,
   qualifiedTable,
-  quoteName,
   storedPet,
   toPet,
 } from '../hot-path.js'
+import {
+  INSERTED_COLUMNS,
+  insertedValues,
+  PET_COLUMNS,
+  postgresPetJson,
+  postgresTypes,
+  selectedColumns,
+} from '../pet-columns.js'
 import { describeQuery, inQuerySpan } from '../query-spans.js'
-
-/**
- * The schema of `target`, migration by migration: the text kysely's schema builder wrote for
- * 0001 before it moved here (test/sql-schema.test.ts compares them), so a database made then and
- * one made now hold the same schema. 0002 is SQLite's alone: PostgreSQL keeps the index of 0001.
- */
-export function postgresMigrations(target: HotPathTarget): Migrations {
-  const from = qualifiedTable(target)
-  return {
-    '0001_create_pets': [
-      `create table if not exists ${from} ("id" bigserial primary key, "name" text not null, "category_id" bigint not null, "status" varchar(16))`,
-      `create index if not exists ${quoteName(`${target.table}_status_id`)} on ${from} ("status", "id")`,
-    ],
-    '0002_status_index_covers_pages': [],
-  }
-}
 
 /** The schema the tables go to when none is given: kysely's Migrator looks in every schema unless told one. */
 export const CURRENT_SCHEMA = 'select current_schema() as schema'
@@ -70,9 +60,15 @@ function nameOf(text: string): string {
   return name
 }
 
-/** A pet as JSON text in the API's form (no `status` key for NULL); `to_json` escapes the strings. */
-const PET_JSON = `'{"id":' || id || ',"name":' || to_json(name)::text || ',"categoryId":' || category_id
-  || case when status is null then '}' else ',"status":' || to_json(status)::text || '}' end`
+/** A pet as JSON text in the API's form (no key for a NULL optional column); `to_json` escapes the strings. */
+const PET_JSON = postgresPetJson()
+
+/** `$1::text, $2::bigint, …`: the pet's columns as parameters, from `$1`. */
+const PARAMETERS = postgresTypes.map((type, index) => `$${index + 1}::${type}`).join(', ')
+/** The same as arrays, for `unnest`. */
+const ARRAYS = postgresTypes.map((type, index) => `$${index + 1}::${type}[]`).join(', ')
+/** The parameter after the pet's columns: the insert lock's name. */
+const LOCK = `$${postgresTypes.length + 1}::text`
 
 /**
  * The statements of the hot path on `target`, run by `query`. Pages as JSON
@@ -89,8 +85,8 @@ const PET_JSON = `'{"id":' || id || ',"name":' || to_json(name)::text || ',"cate
  */
 export function postgresHotPath(query: PostgresRunner, target: HotPathTarget): HotPath {
   const from = qualifiedTable(target)
-  // category_id as decimal text: pg reads int8 as a string anyway, and a pool set up to give numbers would round it.
-  const columns = 'id, name, cast(category_id as text) as category_id, status'
+  // int64 columns as decimal text: pg reads int8 as a string anyway, and a pool set up to give numbers would round it.
+  const columns = selectedColumns('postgres')
   const lockName = insertLockName(target)
   const statement = (text: string) => {
     const name = nameOf(text)
@@ -116,17 +112,18 @@ export function postgresHotPath(query: PostgresRunner, target: HotPathTarget): H
   }
   const byId = statement(`select ${columns} from ${from} where id = $1::bigint`)
   const ping = statement(`select id from ${from} limit 1`)
-  const insert = statement(`with locked as (select pg_advisory_xact_lock(hashtext($4::text)))
-    insert into ${from} (name, category_id, status) select $1::text, $2::bigint, $3::text from locked returning id`)
+  const insert = statement(`with locked as (select pg_advisory_xact_lock(hashtext(${LOCK})))
+    insert into ${from} (${INSERTED_COLUMNS}) select ${PARAMETERS} from locked returning id`)
   // Group commit (see group-commit.ts): many rows in one statement, under the same lock, one commit.
   // The rows are fed to the insert in their order (`with ordinality`, `order by`), so ids are drawn
   // from the sequence in that order: sorted, the returned ids are the rows' ids in order, whatever
-  // order `returning` lists them in (which PostgreSQL does not promise). categoryId goes to the
-  // driver as given; pg writes a number or bigint into the int8[] text alike.
-  const insertRows = statement(`with locked as (select pg_advisory_xact_lock(hashtext($4::text)))
-    insert into ${from} (name, category_id, status)
-    select input.name, input.category_id, input.status
-      from locked, unnest($1::text[], $2::int8[], $3::text[]) with ordinality as input(name, category_id, status, n)
+  // order `returning` lists them in (which PostgreSQL does not promise). An int64 goes to the
+  // driver as given; pg writes a number or bigint into the bigint[] text alike.
+  const inputs = PET_COLUMNS.map((column) => `input.${column}`).join(', ')
+  const insertRows = statement(`with locked as (select pg_advisory_xact_lock(hashtext(${LOCK})))
+    insert into ${from} (${INSERTED_COLUMNS})
+    select ${inputs}
+      from locked, unnest(${ARRAYS}) with ordinality as input(${INSERTED_COLUMNS}, n)
       order by input.n
     returning id`)
   const pages = [page(false), page(true)] as const
@@ -135,7 +132,7 @@ export function postgresHotPath(query: PostgresRunner, target: HotPathTarget): H
   const filter = ({ status, after = 0 }: ListQuery) => (status === undefined ? [after] : [status, after])
 
   async function insertOne(pet: NewPet): Promise<number> {
-    const [row] = (await insert([pet.name, pet.categoryId, pet.status ?? null, lockName])) as Array<Pick<PetRow, 'id'>>
+    const [row] = (await insert([...insertedValues(pet), lockName])) as Array<Pick<PetRow, 'id'>>
     if (row === undefined) throw new Error('postgresStore: the insert returned no id')
     return Number(row.id)
   }
@@ -149,7 +146,7 @@ export function postgresHotPath(query: PostgresRunner, target: HotPathTarget): H
       const rows = (await pages[query.status === undefined ? 0 : 1]([...filter(query), query.limit])) as PetRow[]
       return rows.map(toPet)
     },
-    async listJson(query): Promise<JsonPage> {
+    async page(query): Promise<JsonPage> {
       const { limit } = query
       if (!(limit >= 1)) return EMPTY_PAGE
       const rows = await jsonPages[query.status === undefined ? 0 : 1]([...filter(query), limit + 1])
@@ -164,12 +161,9 @@ export function postgresHotPath(query: PostgresRunner, target: HotPathTarget): H
     async insertMany(pets) {
       // A lone row keeps the one-row statement: no arrays to build or unnest.
       if (pets.length === 1) return [await insertOne(pets[0]!)]
-      const rows = (await insertRows([
-        pets.map((pet) => pet.name),
-        pets.map((pet) => pet.categoryId),
-        pets.map((pet) => pet.status ?? null),
-        lockName,
-      ])) as Array<Pick<PetRow, 'id'>>
+      const values = pets.map(insertedValues)
+      const columns = PET_COLUMNS.map((_, column) => values.map((row) => row[column]))
+      const rows = (await insertRows([...columns, lockName])) as Array<Pick<PetRow, 'id'>>
       if (rows.length !== pets.length) throw new Error('postgresStore: the insert returned fewer ids than rows')
       return rows.map((row) => Number(row.id)).sort((a, b) => a - b)
     },

@@ -17,71 +17,26 @@ import {
   type HotPath,
   type HotPathTarget,
   type JsonPageValues,
-  type Migrations,
-  type PetValues,
   pageOfJsonValues,
   petOfValues,
   qualifiedTable,
-  quoteName,
   storedPet,
   thenAt,
 } from '../hot-path.js'
+import {
+  INSERTED_COLUMNS,
+  INSERTED_PARAMETERS,
+  insertedValues,
+  STORED_COLUMNS,
+  selectedColumns,
+  sqlitePetJson,
+} from '../pet-columns.js'
 
-/** A pet as JSON text, in the API's form: no `status` key when the column is NULL. */
-const PET_JSON = `case when status is null
-  then json_object('id', id, 'name', name, 'categoryId', category_id)
-  else json_object('id', id, 'name', name, 'categoryId', category_id, 'status', status) end`
+/** A pet as JSON text, in the API's form: no key for a NULL optional column. */
+const PET_JSON = sqlitePetJson()
 
-/**
- * The columns of a pet, `category_id` as decimal text: every driver reads text exactly, while
- * an int8 beyond 2^53 read as a number would be rounded (better-sqlite3, bun:sqlite) or refused
- * (node:sqlite).
- */
-const COLUMNS = 'id, name, cast(category_id as text) as category_id, status'
-
-/** The index `<table><suffix>`, quoted, in the table's schema where it has one. */
-function indexName({ table, schema }: HotPathTarget, suffix: string): string {
-  return `${schema === undefined ? '' : `${quoteName(schema)}.`}${quoteName(`${table}${suffix}`)}`
-}
-
-/** The pets table of migration 0001, alone. SQLite's AUTOINCREMENT never hands out an id again. */
-export function sqlitePetsTable(target: HotPathTarget): string {
-  return `create table if not exists ${qualifiedTable(target)} ("id" integer primary key autoincrement, "name" text not null, "category_id" bigint not null, "status" varchar(16))`
-}
-
-/**
- * Migration 0001: the pets table and its index, each idempotent (`if not exists`). The text is
- * what kysely's schema builder wrote before it moved here, so a database made then and one made
- * now hold the same schema. In an attached `schema`, SQLite names the index's schema, not its table's.
- */
-export function sqlitePetsSchema(target: HotPathTarget): string[] {
-  return [
-    sqlitePetsTable(target),
-    `create index if not exists ${indexName(target, '_status_id')} on ${quoteName(target.table)} ("status", "id")`,
-  ]
-}
-
-/**
- * Migration 0002: the page by status read from its index alone. The index of 0001 holds
- * `(status, id)`, so each pet of a page was then looked up in the table by its id; this one
- * holds the page's other columns too (`name`, `category_id`), and a page of 100 `sold` pets
- * took its query 38 µs instead of 51 (better-sqlite3, 1,000 pets). Its name is as long as the
- * old one's, so the bound on a table's name stays. Idempotent, and a no-op once done, so the D1
- * store runs it on every start, after 0001's table (not 0001's index, which it would build
- * only for this to drop).
- */
-export function sqliteStatusIndex(target: HotPathTarget): string[] {
-  return [
-    `create index if not exists ${indexName(target, '_by_status')} on ${quoteName(target.table)} ("status", "id", "name", "category_id")`,
-    `drop index if exists ${indexName(target, '_status_id')}`,
-  ]
-}
-
-/** The schema of `target`, migration by migration. */
-export const sqliteMigrations = (target: HotPathTarget): Migrations => ({
-  '0001_create_pets': sqlitePetsSchema(target),
-  '0002_status_index_covers_pages': sqliteStatusIndex(target),
-})
+/** The columns of a pet, int64 ones as decimal text: exact on every driver, D1 included. */
+const COLUMNS = selectedColumns('sqlite')
 
 /** The statements of the SQLite dialect; the pages come unfiltered or by status. */
 export interface SqliteStatements {
@@ -91,7 +46,7 @@ export interface SqliteStatements {
   rowPage(byStatus: boolean, limit: number): string
   /** `([status,] after)` → one row `{ json, count, last_id }` of up to `limit` pets, see `pageOfJson`. */
   jsonPage(byStatus: boolean, limit: number): string
-  /** `(name, category_id, status)`; the new id is the driver's last insert rowid. */
+  /** The pet's columns (see `insertedValues`); the new id is the driver's last insert rowid. */
   insert: string
   /** `()` → a row, or none: the table is there. */
   ping: string
@@ -120,15 +75,15 @@ function checkedLimit(limit: number): number {
  */
 export function sqliteStatements(target: HotPathTarget): SqliteStatements {
   const from = qualifiedTable(target)
-  // Rows read category_id as text (exact beyond 2^53 on every driver, D1 included); the JSON pages write the integer itself.
+  // Rows read int64 columns as text; the JSON pages write the integer itself.
   const page = (byStatus: boolean, limit: number, selected = COLUMNS) =>
     `select ${selected} from ${from} where ${byStatus ? 'status = ? and ' : ''}id > ? order by id limit ${checkedLimit(limit)}`
   return {
     byId: `select ${COLUMNS} from ${from} where id = ?`,
     rowPage: (byStatus, limit) => page(byStatus, limit),
     jsonPage: (byStatus, limit) =>
-      `select json_group_array(${PET_JSON}) as json, count(*) as count, max(id) as last_id from (${page(byStatus, limit, 'id, name, category_id, status')})`,
-    insert: `insert into ${from} (name, category_id, status) values (?, ?, ?)`,
+      `select json_group_array(${PET_JSON}) as json, count(*) as count, max(id) as last_id from (${page(byStatus, limit, STORED_COLUMNS)})`,
+    insert: `insert into ${from} (${INSERTED_COLUMNS}) values (${INSERTED_PARAMETERS})`,
     ping: `select id from ${from} limit 1`,
   }
 }
@@ -180,8 +135,8 @@ function pagesOf<R>(text: (byStatus: boolean, limit: number) => string, prepare:
 const pageParameters = (status: string | undefined, after: number | undefined): unknown[] =>
   status === undefined ? [after ?? 0] : [status, after ?? 0]
 
-const petOrNone = (values: unknown[] | undefined) => values && petOfValues(values as unknown as PetValues)
-const petsOf = (rows: unknown[][]) => (rows as unknown as PetValues[]).map(petOfValues)
+const petOrNone = (values: unknown[] | undefined) => values && petOfValues(values)
+const petsOf = (rows: unknown[][]) => rows.map(petOfValues)
 const nothing = () => {}
 
 /** The calls of a SQLite store on the pets table of `target`, its statements run by `connection`. */
@@ -193,7 +148,7 @@ export function sqliteHotPath(connection: SqliteConnection, target: HotPathTarge
   const insert = connection.command(sql.insert)
   const rowPage = pagesOf(sql.rowPage, query)
   const jsonPage = pagesOf(sql.jsonPage, query)
-  const insertOne = (pet: NewPet) => insert.run([pet.name, pet.categoryId, pet.status ?? null])
+  const insertOne = (pet: NewPet) => insert.run(insertedValues(pet))
 
   const calls: HotPath = {
     get: (id) => thenAt(byId.get([id]), petOrNone),
@@ -201,7 +156,7 @@ export function sqliteHotPath(connection: SqliteConnection, target: HotPathTarge
       if (!(limit >= 1)) return []
       return thenAt(rowPage(status, limit).all(pageParameters(status, after)), petsOf)
     },
-    listJson({ status, after, limit }: ListQuery): Answer<JsonPage> {
+    page({ status, after, limit }: ListQuery): Answer<JsonPage> {
       if (!(limit >= 1)) return EMPTY_PAGE
       return thenAt(jsonPage(status, limit + 1).get(pageParameters(status, after)), (values) =>
         pageOfJsonValues(values as JsonPageValues | undefined, limit),

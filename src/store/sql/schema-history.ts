@@ -1,0 +1,107 @@
+/**
+ * The schema of the pets table in each SQL dialect, migration by migration:
+ * history, never edited once released. A new field of the pet is a new
+ * migration here per dialect, adding its column (see `PetField.sqlType`).
+ * Each statement is idempotent (`if not exists`), so two processes racing
+ * past the migration lock of a dialect that has none (SQLite) still end with
+ * one schema. No kysely here: the D1 store runs SQLite's migrations itself.
+ *
+ * @module
+ */
+import { type HotPathTarget, qualifiedTable, quoteName } from './hot-path.js'
+
+/** The SQL text of each migration, by name; they run in the order of their names. */
+export type Migrations = Readonly<Record<string, readonly string[]>>
+
+// SQLite
+
+/** The index `<table><suffix>`, quoted, in the table's schema where it has one. */
+function indexName({ table, schema }: HotPathTarget, suffix: string): string {
+  return `${schema === undefined ? '' : `${quoteName(schema)}.`}${quoteName(`${table}${suffix}`)}`
+}
+
+/** The pets table of migration 0001, alone. SQLite's AUTOINCREMENT never hands out an id again. */
+export function sqlitePetsTable(target: HotPathTarget): string {
+  return `create table if not exists ${qualifiedTable(target)} ("id" integer primary key autoincrement, "name" text not null, "category_id" bigint not null, "status" varchar(16))`
+}
+
+/**
+ * Migration 0001: the pets table and its index, each idempotent (`if not exists`). The text is
+ * what kysely's schema builder wrote before it moved here, so a database made then and one made
+ * now hold the same schema. In an attached `schema`, SQLite names the index's schema, not its table's.
+ */
+export function sqlitePetsSchema(target: HotPathTarget): string[] {
+  return [
+    sqlitePetsTable(target),
+    `create index if not exists ${indexName(target, '_status_id')} on ${quoteName(target.table)} ("status", "id")`,
+  ]
+}
+
+/**
+ * Migration 0002: the page by status read from its index alone. The index of 0001 holds
+ * `(status, id)`, so each pet of a page was then looked up in the table by its id; this one
+ * holds the page's other columns too (`name`, `category_id`), and a page of 100 `sold` pets
+ * read no row of the table. Its name is as long as the
+ * old one's, so the bound on a table's name stays. Idempotent, and a no-op once done, so the D1
+ * store runs it on every start, after 0001's table (not 0001's index, which it would build
+ * only for this to drop).
+ */
+export function sqliteStatusIndex(target: HotPathTarget): string[] {
+  return [
+    `create index if not exists ${indexName(target, '_by_status')} on ${quoteName(target.table)} ("status", "id", "name", "category_id")`,
+    `drop index if exists ${indexName(target, '_status_id')}`,
+  ]
+}
+
+/** The schema of `target`, migration by migration. */
+export const sqliteMigrations = (target: HotPathTarget): Migrations => ({
+  '0001_create_pets': sqlitePetsSchema(target),
+  '0002_status_index_covers_pages': sqliteStatusIndex(target),
+})
+
+// PostgreSQL
+
+/**
+ * The schema of `target`, migration by migration: the text kysely's schema builder wrote for
+ * 0001 before it moved here (test/sql-schema.test.ts compares them), so a database made then and
+ * one made now hold the same schema. 0002 is SQLite's alone: PostgreSQL keeps the index of 0001.
+ */
+export function postgresMigrations(target: HotPathTarget): Migrations {
+  const from = qualifiedTable(target)
+  return {
+    '0001_create_pets': [
+      `create table if not exists ${from} ("id" bigserial primary key, "name" text not null, "category_id" bigint not null, "status" varchar(16))`,
+      `create index if not exists ${quoteName(`${target.table}_status_id`)} on ${from} ("status", "id")`,
+    ],
+    '0002_status_index_covers_pages': [],
+  }
+}
+
+// MySQL and MariaDB
+
+/** `` `table` ``: MySQL quotes identifiers with backticks (double quotes only under ANSI_QUOTES). */
+export const mysqlName = (name: string) => `\`${name.replaceAll('`', '``')}\``
+
+/** `` `schema`.`table` `` (or `` `table` ``). */
+export const mysqlTable = ({ table, schema }: HotPathTarget) =>
+  schema === undefined ? mysqlName(table) : `${mysqlName(schema)}.${mysqlName(table)}`
+
+/**
+ * The schema of `target`, migration by migration. MySQL 8 has no `create index if not exists`:
+ * the index is declared with the table. utf8mb4 spelled out, as MariaDB may default to latin1:
+ * names hold any Unicode, 255 code points. 0002 is SQLite's alone.
+ */
+export function mysqlMigrations(target: HotPathTarget): Migrations {
+  return {
+    '0001_create_pets': [
+      `create table if not exists ${mysqlTable(target)} (
+  id bigint not null auto_increment primary key,
+  name varchar(255) not null,
+  category_id bigint not null,
+  status varchar(16),
+  index ${mysqlName(`${target.table}_status_id`)} (status, id)
+) default character set utf8mb4 collate utf8mb4_bin`,
+    ],
+    '0002_status_index_covers_pages': [],
+  }
+}
