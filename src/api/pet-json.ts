@@ -8,7 +8,7 @@
  */
 
 import type { JsonPage, ListQuery } from '../store/store.js'
-import { PET_FIELDS, type PetField } from './pet-fields.js'
+import { PET_FIELDS } from './pet-fields.js'
 import type { Pet } from './schemas.js'
 
 /** What a JSON string must escape: `"`, `\`, control characters, and (to fall back for lone ones) surrogates. */
@@ -18,41 +18,85 @@ const NEEDS_ESCAPE = /["\\\u0000-\u001f\ud800-\udfff]/
 /** A string as JSON: quoted as it is when nothing in it needs escaping. */
 const stringJson = (text: string): string => (NEEDS_ESCAPE.test(text) ? JSON.stringify(text) : `"${text}"`)
 
+/** How a field is written: escaped text, a word that needs no escaping, or an integer. */
+const TEXT = 0
+const WORD = 1
+const INTEGER = 2
+
+/** A field as the writer reads it: its key, the text before its value, and how its value is written. */
+interface Column {
+  key: string
+  prefix: string
+  format: number
+}
+
+/** A field's value as JSON, or nothing for an absent (optional) field. */
+function valueJson(format: number, value: unknown): string | number | bigint {
+  if (value === undefined) return ''
+  // Numbers are safe integers or bigints: their template text is their JSON text (and -0 is "0" in both).
+  if (format === INTEGER) return value as number
+  // A word of an enum needs no escaping: the schema allows no other.
+  if (format === WORD) return `"${value as string}"`
+  return stringJson(value as string)
+}
+
+/** The text before a field's value: `,"key":`, or nothing for an absent field. */
+const before = (column: Column, value: unknown): string => (value === undefined ? '' : column.prefix)
+
+const COLUMNS: readonly Column[] = PET_FIELDS.map(({ key, kind }) => ({
+  key,
+  prefix: `,${JSON.stringify(key)}:`,
+  format: kind === 'int64' ? INTEGER : kind === 'enum' ? WORD : TEXT,
+}))
+
 type Writer = (pet: Record<string, unknown>) => string
 
 /**
- * The writer of one field: `,"key":value`, or nothing for an absent optional field. Each kind
- * and optionality has a function of its own, so that each reads its one key the same way at
- * every call. Made once, when this module loads.
+ * One pet's writer, made once from the columns: for up to four fields, one template with a read,
+ * a prefix and a value of its own for each field, which the engine compiles as one concatenation;
+ * past four, a loop.
  */
-function writerOf({ key, kind, optional }: PetField): Writer {
-  const prefix = `,${JSON.stringify(key)}:`
-  // Numbers are safe integers or bigints: their template text is their JSON text (and -0 is "0" in both).
-  // An enum's words need no escaping: the schema allows no other.
-  if (optional) {
-    if (kind === 'enum') {
+function writerOf(columns: readonly Column[]): Writer {
+  const [a, b, c, d] = columns as [Column, Column, Column, Column]
+  switch (columns.length) {
+    case 1:
       return (pet) => {
-        const value = pet[key]
-        return value === undefined ? '' : `${prefix}"${value as string}"`
+        const va = pet[a.key]
+        return `{"id":${pet.id as number}${before(a, va)}${valueJson(a.format, va)}}`
       }
-    }
-    if (kind === 'int64') {
+    case 2:
       return (pet) => {
-        const value = pet[key]
-        return value === undefined ? '' : `${prefix}${value as number}`
+        const [va, vb] = [pet[a.key], pet[b.key]]
+        return `{"id":${pet.id as number}${before(a, va)}${valueJson(a.format, va)}${before(b, vb)}${valueJson(b.format, vb)}}`
       }
-    }
-    return (pet) => {
-      const value = pet[key]
-      return value === undefined ? '' : prefix + stringJson(value as string)
-    }
+    case 3:
+      return (pet) => {
+        const va = pet[a.key]
+        const vb = pet[b.key]
+        const vc = pet[c.key]
+        return `{"id":${pet.id as number}${before(a, va)}${valueJson(a.format, va)}${before(b, vb)}${valueJson(b.format, vb)}${before(c, vc)}${valueJson(c.format, vc)}}`
+      }
+    case 4:
+      return (pet) => {
+        const va = pet[a.key]
+        const vb = pet[b.key]
+        const vc = pet[c.key]
+        const vd = pet[d.key]
+        return `{"id":${pet.id as number}${before(a, va)}${valueJson(a.format, va)}${before(b, vb)}${valueJson(b.format, vb)}${before(c, vc)}${valueJson(c.format, vc)}${before(d, vd)}${valueJson(d.format, vd)}}`
+      }
+    default:
+      return (pet) => {
+        let text = `{"id":${pet.id as number}`
+        for (const column of columns) {
+          const value = pet[column.key]
+          text += `${before(column, value)}${valueJson(column.format, value)}`
+        }
+        return `${text}}`
+      }
   }
-  if (kind === 'int64') return (pet) => `${prefix}${pet[key] as number}`
-  if (kind === 'enum') return (pet) => `${prefix}"${pet[key] as string}"`
-  return (pet) => prefix + stringJson(pet[key] as string)
 }
 
-const WRITERS: readonly Writer[] = PET_FIELDS.map(writerOf)
+const writePet = writerOf(COLUMNS)
 
 /**
  * One pet, fields in the schema's order; an optional field only when set.
@@ -63,9 +107,7 @@ const WRITERS: readonly Writer[] = PET_FIELDS.map(writerOf)
  * ```
  */
 export function petJson(pet: Pet): string {
-  let text = `{"id":${pet.id}`
-  for (let i = 0; i < WRITERS.length; i++) text += (WRITERS[i] as Writer)(pet as unknown as Record<string, unknown>)
-  return `${text}}`
+  return writePet(pet as unknown as Record<string, unknown>)
 }
 
 /** The first `count` pets (all by default) as a JSON array. */
