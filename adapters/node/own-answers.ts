@@ -9,11 +9,12 @@
  */
 import { type IncomingMessage, type ServerResponse, STATUS_CODES } from 'node:http'
 import type { Socket } from 'node:net'
-import { errorAnswer, type PetstoreError } from '../../src/api/errors.js'
+import { errorAnswer } from '../../src/http/errors.js'
 import type { ApiAnswer } from '../../src/http/exchange.js'
 import { setDefaults } from '../../src/http/headers.js'
 import { type OnResponse, tell } from '../../src/http/observe.js'
 import { requestId } from '../../src/http/request-id.js'
+import type { PetstoreError } from '../../src/shared/petstore-error.js'
 import { isNamed } from './request.js'
 import { send } from './response.js'
 

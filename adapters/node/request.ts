@@ -6,8 +6,9 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { TLSSocket } from 'node:tls'
-import type { AbortLike, ApiRequest } from '../../src/http/exchange.js'
+import type { ApiRequest } from '../../src/http/exchange.js'
 import { authorityParses } from '../../src/http/request-target.js'
+import type { AbortLike } from '../../src/shared/deadline.js'
 import { readBodyText } from './body.js'
 
 /**

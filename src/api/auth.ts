@@ -5,9 +5,10 @@
  * @module
  */
 
+import { fixedAnswer } from '../http/errors.js'
 import type { ApiAnswer, ApiRequest } from '../http/exchange.js'
+import { PetstoreError } from '../shared/petstore-error.js'
 import { shown } from '../util/option-checks.js'
-import { fixedAnswer, PetstoreError } from './errors.js'
 
 /** Decides whether a bearer token is a valid key. */
 export type KeyCheck = (token: string, request: Request) => boolean | Promise<boolean>

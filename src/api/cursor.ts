@@ -14,7 +14,7 @@
  */
 import { hmac } from '@noble/hashes/hmac'
 import { sha256 } from '@noble/hashes/sha2'
-import { Refusal } from './errors.js'
+import { Refusal } from '../http/errors.js'
 
 /** Issues and checks cursors under one secret. */
 export interface CursorCodec {

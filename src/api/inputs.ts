@@ -17,7 +17,7 @@
  *
  * @module
  */
-import type { Refusal } from './errors.js'
+import type { Refusal } from '../http/errors.js'
 import { ListQuerySchema, type NewPet, NewPetSchema, PetIdSchema, type PetStatus } from './schemas.js'
 import { FieldChecks, RememberedChecks, validate } from './validate.js'
 

@@ -6,7 +6,8 @@
  * @module
  */
 import * as v from 'valibot'
-import { type ErrorDetail, Refusal } from './errors.js'
+import { Refusal } from '../http/errors.js'
+import type { ErrorDetail } from '../shared/petstore-error.js'
 
 function detail(issue: v.BaseIssue<unknown>, where: string): ErrorDetail {
   const path = v.getDotPath(issue) ?? where

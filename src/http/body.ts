@@ -5,10 +5,11 @@
  * @module
  */
 
-import { PetstoreError, Refusal } from '../api/errors.js'
-import { withExactIntegers } from '../api/json-int64.js'
+import { PetstoreError } from '../shared/petstore-error.js'
 import { Deferred } from './deferred.js'
+import { Refusal } from './errors.js'
 import type { ApiAnswer, ApiRequest } from './exchange.js'
+import { withExactIntegers } from './json-int64.js'
 
 /** `application/json` or any `application/*+json`, parameters (a UTF-8 charset) allowed. */
 function isJson(contentType: string): boolean {

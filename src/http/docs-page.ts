@@ -8,8 +8,9 @@
  * @module
  */
 
-import { errorAnswer, fixedAnswer, PetstoreError } from '../api/errors.js'
+import { PetstoreError } from '../shared/petstore-error.js'
 import { trimSlashes } from './base-path.js'
+import { errorAnswer, fixedAnswer } from './errors.js'
 import type { ApiAnswer } from './exchange.js'
 import type { Route } from './route-table.js'
 

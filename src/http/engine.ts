@@ -7,10 +7,11 @@
  *
  * @module
  */
-import { fixedAnswer, PetstoreError } from '../api/errors.js'
+import { PetstoreError } from '../shared/petstore-error.js'
 import { trimSlashes } from './base-path.js'
 import type { Cors } from './cors.js'
 import { Deferred } from './deferred.js'
+import { fixedAnswer } from './errors.js'
 import { AnswerToCome, type ApiAnswer, type ApiRequest, type Engine } from './exchange.js'
 import { type Finish, observed } from './finish.js'
 import { requestId as idOf } from './request-id.js'

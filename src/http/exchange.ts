@@ -7,14 +7,8 @@
  * @module
  */
 
+import type { AbortLike } from '../shared/deadline.js'
 import { utf8Length } from '../util/utf8-length.js'
-
-/** The signal of a client going away: an `AbortSignal`, or anything as small that behaves like one. */
-export interface AbortLike {
-  readonly aborted: boolean
-  addEventListener(type: 'abort', listener: (event: unknown) => void, options?: { once?: boolean }): void
-  removeEventListener(type: 'abort', listener: (event: unknown) => void): void
-}
 
 /** What the API reads of a request. */
 export interface ApiRequest {

@@ -6,9 +6,10 @@
  *
  * @module
  */
-import { errorAnswer, PetstoreError, Refusal } from '../api/errors.js'
+import { PetstoreError } from '../shared/petstore-error.js'
 import { seededRandom } from '../util/prng.js'
 import { Deferred } from './deferred.js'
+import { errorAnswer, Refusal } from './errors.js'
 import type { ApiAnswer } from './exchange.js'
 import { FAULT_KINDS, type FaultKind, MAX_DELAY_MS, testPreferences } from './prefer.js'
 import type { Outcome, Route, RouteHandler } from './route-table.js'

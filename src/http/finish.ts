@@ -6,13 +6,15 @@
  *
  * @module
  */
-import { errorAnswer, oneLineOf } from '../api/errors.js'
+import { oneLineOf } from '../shared/petstore-error.js'
+import { loadTracing, tracing } from '../shared/tracing.js'
 import type { Cors } from './cors.js'
+import { errorAnswer } from './errors.js'
 import { AnswerToCome, type ApiAnswer, type ApiRequest, type Engine, headAnswer, pending } from './exchange.js'
 import { setDefaults } from './headers.js'
 import { type OnResponse, tell } from './observe.js'
 import type { Route } from './route-table.js'
-import { loadTracing, traced, tracing } from './tracing.js'
+import { traced } from './server-span.js'
 
 /** A request as the finish step reads it: the route it matched, once the engine knows. */
 type Finishing = ApiRequest & { route?: Route | undefined }

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { Refusal } from '../api/errors.js'
+import { Refusal } from './errors.js'
 
 export const FAULT_KINDS = ['unavailable', 'after-commit', 'rate-limited', 'internal', 'reset'] as const
 /** What an injected fault does: see docs/testing-clients.md. */

@@ -4,8 +4,7 @@
  * @module
  */
 import type { NewPet, Pet } from '../api/schemas.js'
-import { aborted, waitFor } from '../http/deadline.js'
-import type { AbortLike } from '../http/exchange.js'
+import { type AbortLike, aborted, waitFor } from '../shared/deadline.js'
 import type { Answer, JsonPage, ListQuery, Store } from './store.js'
 
 /** The store as the operations use it: one for the handler, each call bounded by its request's signal. */

@@ -8,8 +8,8 @@
  * @module
  */
 import { type Dialect, Kysely, Migrator } from 'kysely'
-import { PetstoreError } from '../../api/errors.js'
 import type { Pet } from '../../api/schemas.js'
+import { PetstoreError } from '../../shared/petstore-error.js'
 import { builtInStore, type JsonPage, type ListQuery, type ResettablePetStore, type Store } from '../store.js'
 import { isMigrationRace, isUnavailable, mappingErrors, unavailable } from './database-errors.js'
 import { groupCommit } from './group-commit.js'

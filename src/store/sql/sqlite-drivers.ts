@@ -10,7 +10,7 @@
  * @module
  */
 import type { SqliteDatabase, SqliteStatement } from 'kysely'
-import { PetstoreError } from '../../api/errors.js'
+import { PetstoreError } from '../../shared/petstore-error.js'
 
 /** A SQLite driver `sqliteStore` can use. */
 export type SqliteDriver = 'better-sqlite3' | 'node:sqlite' | 'bun:sqlite'

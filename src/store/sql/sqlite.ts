@@ -5,7 +5,7 @@
  * @module
  */
 import { Kysely, SqliteDialect } from 'kysely'
-import { tracing } from '../../http/tracing.js'
+import { tracing } from '../../shared/tracing.js'
 import { misnamedOptions, optionsObject, shown } from '../../util/option-checks.js'
 import type { ResettablePetStore } from '../store.js'
 import { type SqliteCommand, type SqliteConnection, type SqliteQuery, sqliteHotPath } from './dialects/sqlite.js'

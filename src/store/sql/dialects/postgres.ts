@@ -12,7 +12,7 @@
  * @module
  */
 import type { NewPet } from '../../../api/schemas.js'
-import { tracing } from '../../../http/tracing.js'
+import { tracing } from '../../../shared/tracing.js'
 import type { JsonPage, ListQuery } from '../../store.js'
 import {
   type DialectErrors,
