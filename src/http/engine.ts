@@ -14,10 +14,18 @@ import { Deferred } from './deferred.js'
 import { fixedAnswer } from './errors.js'
 import { AnswerToCome, type ApiAnswer, type ApiRequest, type Engine } from './exchange.js'
 import { type Finish, observed } from './finish.js'
+import { allowOf } from './methods.js'
 import { requestId as idOf } from './request-id.js'
 import { ambiguousPath } from './request-path.js'
 import { parseOriginTarget, parseTarget } from './request-target.js'
-import { allowOf, type Outcome, type Route, type RoutedRequest, RouteTable, routeName } from './route-table.js'
+import {
+  type MatchedRoute,
+  type Outcome,
+  type Route,
+  type RoutedRequest,
+  RouteTable,
+  routeName,
+} from './route-table.js'
 
 /** What the engine is made of. */
 export interface EngineParts {
@@ -50,31 +58,18 @@ const AMBIGUOUS_PATH =
 const promised = (result: Outcome) => (result instanceof Deferred ? result.promise() : result)
 
 /** The request as the engine holds it: the target read once, and the route it matched. */
-type Routed = RoutedRequest & { route?: Route | undefined }
+type Routed = RoutedRequest & { route?: MatchedRoute | undefined }
 
 /** Makes the engine over `parts`: see the module's description for the order of its steps. */
 export function createApiEngine(parts: EngineParts): ApiEngine {
   const { table, basePath, cors, authenticate, finish } = parts
   const basePrefix = `${basePath}/`
   const noRoute = fixedAnswer(new PetstoreError(404, 'not_found', 'No such route'))
-  // A 405 per route, made once: its body and `Allow` never change.
-  const notAllowed = new Map(
-    table.routes.map((route) => {
-      const allow = allowOf(route)
-      const error = new PetstoreError(405, 'method_not_allowed', `Method not allowed; use ${allow}`, {
-        headers: { allow },
-      })
-      return [route, fixedAnswer(error)] as const
-    }),
-  )
+  /** What `OPTIONS *` and a CORS preflight allow: every method of the table. */
+  const allowed = `${allowOf(table.methods)}, OPTIONS`
 
-  /** The route's handler for the request's method, or its 405. */
-  function dispatch(route: Route, request: Routed, path: string): Outcome {
-    const { method } = request
-    const handler = method === 'GET' || method === 'HEAD' ? route.get : method === 'POST' ? route.post : undefined
-    if (handler === undefined) return (notAllowed.get(route) as () => ApiAnswer)()
-    return handler(request, RouteTable.param(route, path))
-  }
+  const dispatch = (route: MatchedRoute, request: Routed, path: string): Outcome =>
+    route.handler(request, route.paramOf(path))
 
   /**
    * The gate, then the route: a path outside the base path that no route serves is a 404; under it,
@@ -84,11 +79,11 @@ export function createApiEngine(parts: EngineParts): ApiEngine {
   function answer(request: Routed): Outcome {
     const { pathname } = request.parsed
     const path = trimSlashes(pathname)
-    const route = table.match(path)
+    const route = table.match(path, request.method)
     request.route = route
     const under = pathname === basePath || pathname.startsWith(basePrefix)
     if (route === undefined && !under) return noRoute()
-    if (cors && under && request.method === 'OPTIONS') return cors.preflight()
+    if (cors && under && request.method === 'OPTIONS') return cors.preflight(allowed)
     if (route?.open) return dispatch(route, request, path)
     const verdict = authenticate(request)
     if (verdict === undefined) return route === undefined ? noRoute() : dispatch(route, request, path)
@@ -114,11 +109,7 @@ export function createApiEngine(parts: EngineParts): ApiEngine {
    */
   function serverWide(request: ApiRequest, requestId: string): ApiAnswer {
     if (request.method !== 'OPTIONS') return finish.completed(asteriskNotOptions(), request, requestId)
-    return finish.completed(
-      { status: 204, headers: { allow: 'GET, HEAD, POST, OPTIONS' }, body: null },
-      request,
-      requestId,
-    )
+    return finish.completed({ status: 204, headers: { allow: allowed }, body: null }, request, requestId)
   }
 
   const engine: Engine = (request) => {

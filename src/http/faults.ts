@@ -146,10 +146,6 @@ export function faultyRoutes(options: FaultOptions, basePath: string): ((route: 
     }
   return (route) => {
     if (route.open || !(route.path === basePath || route.path.startsWith(`${basePath}/`))) return route
-    return {
-      ...route,
-      ...(route.get && { get: wrap(route.get) }),
-      ...(route.post && { post: wrap(route.post) }),
-    }
+    return { ...route, handler: wrap(route.handler) }
   }
 }

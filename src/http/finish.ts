@@ -13,11 +13,11 @@ import { errorAnswer } from './errors.js'
 import { AnswerToCome, type ApiAnswer, type ApiRequest, type Engine, headAnswer, pending } from './exchange.js'
 import { setDefaults } from './headers.js'
 import { type OnResponse, tell } from './observe.js'
-import type { Route } from './route-table.js'
+import type { MatchedRoute } from './route-table.js'
 import { traced } from './server-span.js'
 
 /** A request as the finish step reads it: the route it matched, once the engine knows. */
-type Finishing = ApiRequest & { route?: Route | undefined }
+type Finishing = ApiRequest & { route?: MatchedRoute | undefined }
 
 /** Tells `onError` of a failure: the error, the request, and the id its answer carries. */
 export type Report = (error: unknown, request: ApiRequest, requestId: string) => void
@@ -86,9 +86,7 @@ export function createFinish(cors: Cors | undefined, report: Report, onResponse:
       const { route } = request
       if (route !== undefined) {
         if (route.headers !== undefined) Object.assign(headers, route.headers)
-        if (route.readHeaders !== undefined && (request.method === 'GET' || request.method === 'HEAD')) {
-          route.readHeaders(headers)
-        }
+        if (route.setHeaders !== undefined) route.setHeaders(headers)
       }
       cors?.decorate(headers, request)
     } catch (error) {
