@@ -4,7 +4,6 @@
  * @module
  */
 import { readJson } from '../http/body.js'
-import type { Deferred } from '../http/deferred.js'
 import { Refusal } from '../http/errors.js'
 import { type ApiAnswer, type ApiRequest, jsonAnswer } from '../http/exchange.js'
 import { singleValues, type Target } from '../http/request-target.js'
@@ -73,7 +72,7 @@ function pageAnswer(
 const EXACT_INTEGERS = ['categoryId']
 
 /** `POST /pets`: 201 with the stored pet and its `Location`. Checks that need no body refuse at once. */
-export function createPet(request: ApiRequest, context: OperationContext): Deferred<string> | Refusal {
+export function createPet(request: ApiRequest, context: OperationContext): ApiAnswer | Promise<ApiAnswer> {
   return readJson(request, context.maxBodyBytes, EXACT_INTEGERS, createFrom, context)
 }
 

@@ -6,7 +6,6 @@
  */
 
 import { PetstoreError } from '../shared/petstore-error.js'
-import { Deferred } from './deferred.js'
 import { Refusal } from './errors.js'
 import type { ApiAnswer, ApiRequest } from './exchange.js'
 import { withExactIntegers } from './json-int64.js'
@@ -103,18 +102,15 @@ export function utf8Text(bytes: Uint8Array): string {
  * Reads the JSON body of `request` and hands it to `use`, with the request and
  * `context`. Refuses at once (no promise) with 415 for another media type, 413
  * for a declared length past `maxBytes` and 400 `validation_error` for no
- * body; the answer to come is 413 for a body that grows past `maxBytes`, 400
+ * body; the promised answer is 413 for a body that grows past `maxBytes`, 400
  * `invalid_json` for bytes that are not UTF-8 JSON or a body broken off, and
  * 400 `validation_error` for an empty one, or whatever `use` answers or
  * throws. The top-level `exactIntegers` keys keep integers beyond 2^53
  * exactly, as bigints.
  *
  * Not an async function, and `use` runs in the step that parses: a create is
- * one promise (the read) and one step after it, where `await`s, or a second
- * `then` for `use`, added a promise and a turn each (profiled). That step is
- * handed back as a {@link Deferred}, so that the engine adds its own to it
- * rather than a `then` of its own. `use` is given what it needs rather than
- * closing over it: a closure a create fewer.
+ * one promise (the read) and one step after it, where each `await`, or a
+ * second `then` for `use`, would add a promise and a turn of the queue.
  */
 export function readJson<C>(
   request: ApiRequest,
@@ -122,7 +118,7 @@ export function readJson<C>(
   exactIntegers: readonly string[],
   use: JsonUse<C>,
   context: C,
-): Deferred<string> | Refusal {
+): ApiAnswer | Promise<ApiAnswer> {
   const contentType = request.header('content-type')
   const length = request.header('content-length')
   // Over HTTP a POST without a body still has one, empty: `content-length: 0` says so.
@@ -147,52 +143,28 @@ export function readJson<C>(
   // No type and no length: a runtime may hand every POST a stream, an empty one when none was sent (a
   // POST without a body: 400, as with `content-length: 0`); one that holds bytes is of no type (415).
   // With a length and no type, the 415 was given above, before the body was asked for.
-  if (contentType === null) return new UntypedBody(read)
-  return new JsonBody(read, request, exactIntegers, use, context)
+  if (contentType === null) return read.then(untyped, failedRead)
+  return read.then(
+    (text) => {
+      const parsed = jsonOf(text, exactIntegers)
+      if (!(parsed instanceof Refusal)) return use(parsed, request, context)
+      const encoded = encodedBody(request)
+      if (encoded !== undefined) throw encoded
+      return parsed
+    },
+    // The read's failures only: what `use` throws is answered as it is.
+    (error) => {
+      const encoded = error instanceof PetstoreError && error.code === 'invalid_json' ? encodedBody(request) : undefined
+      throw encoded ?? unreadable(error)
+    },
+  )
 }
 
 /** What is done with a parsed JSON body (see {@link readJson}). */
 export type JsonUse<C> = (body: unknown, request: ApiRequest, context: C) => ApiAnswer | Promise<ApiAnswer>
 
 /** A body sent without a type: empty, it is no body (400); one that holds bytes is of no type (415). */
-class UntypedBody extends Deferred<string> {
-  step(text: string): ApiAnswer {
-    return text === '' ? bodyRequired() : unsupported()
-  }
-
-  refusal(error: unknown): unknown {
-    return unreadable(error)
-  }
-}
-
-/** A JSON body, handed to `use` once parsed. */
-class JsonBody<C> extends Deferred<string> {
-  constructor(
-    source: Promise<string>,
-    private readonly request: ApiRequest,
-    private readonly exactIntegers: readonly string[],
-    private readonly use: JsonUse<C>,
-    private readonly context: C,
-  ) {
-    super(source)
-  }
-
-  step(text: string): ApiAnswer | Promise<ApiAnswer> {
-    const parsed = jsonOf(text, this.exactIntegers)
-    if (!(parsed instanceof Refusal)) return this.use(parsed, this.request, this.context)
-    const encoded = encodedBody(this.request)
-    if (encoded !== undefined) throw encoded
-    return parsed
-  }
-
-  /** The read's failures only: what `use` throws is answered as it is. */
-  refusal(error: unknown): unknown {
-    const { request } = this
-    return (
-      (error instanceof PetstoreError && error.code === 'invalid_json' && encodedBody(request)) || unreadable(error)
-    )
-  }
-}
+const untyped = (text: string): ApiAnswer => (text === '' ? bodyRequired() : unsupported())
 
 const unsupported = () => new Refusal(415, 'unsupported_media_type', 'Request body must be application/json')
 
@@ -200,6 +172,10 @@ function unreadable(error: unknown): PetstoreError {
   if (error instanceof PetstoreError) return error
   // The client broke the stream off: its request, not the server, failed.
   return new PetstoreError(400, 'invalid_json', 'Request body could not be read to its end')
+}
+
+const failedRead = (error: unknown): never => {
+  throw unreadable(error)
 }
 
 /** The body's text as JSON (never a Refusal: JSON holds none), or the 400 for a blank or broken one. */

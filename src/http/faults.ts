@@ -8,11 +8,10 @@
  */
 import { PetstoreError } from '../shared/petstore-error.js'
 import { seededRandom } from '../util/prng.js'
-import { Deferred } from './deferred.js'
 import { errorAnswer, Refusal } from './errors.js'
 import type { ApiAnswer } from './exchange.js'
 import { FAULT_KINDS, type FaultKind, MAX_DELAY_MS, testPreferences } from './prefer.js'
-import type { Outcome, Route, RouteHandler } from './route-table.js'
+import type { Route, RouteHandler } from './route-table.js'
 
 export { FAULT_KINDS, type FaultKind, MAX_DELAY_MS } from './prefer.js'
 
@@ -103,18 +102,19 @@ function drawsOf(options: FaultOptions): (() => { kind: FaultKind | undefined; d
   }
 }
 
-const promised = (result: Outcome): ApiAnswer | Promise<ApiAnswer> =>
-  result instanceof Deferred ? result.promise() : result
-
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
 /** The request, delayed, faulted or both. */
-async function faulted(kind: FaultKind | undefined, delay: number, run: () => Outcome): Promise<ApiAnswer> {
+async function faulted(
+  kind: FaultKind | undefined,
+  delay: number,
+  run: () => ApiAnswer | Promise<ApiAnswer>,
+): Promise<ApiAnswer> {
   if (delay > 0) await sleep(delay)
-  if (kind === undefined) return promised(run())
+  if (kind === undefined) return run()
   if (kind !== 'after-commit') return faultAnswer(kind)
   // Carried out first: a pet is created, and only its answer is lost. A refusal (a 400) stays one.
-  const answer = await promised(run())
+  const answer = await run()
   return answer.status >= 400 ? answer : faultAnswer(kind)
 }
 

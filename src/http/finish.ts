@@ -10,7 +10,7 @@ import { oneLineOf } from '../shared/petstore-error.js'
 import { loadTracing, tracing } from '../shared/tracing.js'
 import type { Cors } from './cors.js'
 import { errorAnswer } from './errors.js'
-import { AnswerToCome, type ApiAnswer, type ApiRequest, type Engine, headAnswer, pending } from './exchange.js'
+import { type ApiAnswer, type ApiRequest, type Engine, headAnswer, PendingAnswer } from './exchange.js'
 import { setDefaults } from './headers.js'
 import { type OnResponse, tell } from './observe.js'
 import type { MatchedRoute } from './route-table.js'
@@ -120,8 +120,7 @@ export function observed(
           return answer
         }
         const result = engine(request)
-        if (result instanceof AnswerToCome) return result.map(tellOf)
-        return pending(result) ? result.then(tellOf) : tellOf(result)
+        return result instanceof PendingAnswer ? result.map(tellOf) : tellOf(result)
       }
   // Spans only once @opentelemetry/api has loaded, if it is installed; until then and without it, one check.
   void loadTracing()

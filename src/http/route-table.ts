@@ -8,24 +8,20 @@
  * @module
  */
 import { PetstoreError } from '../shared/petstore-error.js'
-import type { Deferred } from './deferred.js'
 import { fixedAnswer } from './errors.js'
 import type { ApiAnswer, ApiRequest } from './exchange.js'
 import { allowOf, type Method, routeMethod } from './methods.js'
 import type { Target } from './request-target.js'
 
-/** What a route's handler gives: an answer, a promise of one, or an answer that waits on a body. */
-export type Outcome = ApiAnswer | Promise<ApiAnswer> | Deferred<string>
-
 /** A request as routes get it: its path and query read once. */
 export type RoutedRequest = ApiRequest & { parsed: Target }
 
 /**
- * Answers one request of a route. `param` is the last segment of a
- * `{param}` route (`7` of `/v1/pets/7`), what follows the path of a `below`
- * route, else `''`.
+ * Answers one request of a route: an answer, or a promise of one. `param` is
+ * the last segment of a `{param}` route (`7` of `/v1/pets/7`), what follows
+ * the path of a `below` route, else `''`.
  */
-export type RouteHandler = (request: RoutedRequest, param: string) => Outcome
+export type RouteHandler = (request: RoutedRequest, param: string) => ApiAnswer | Promise<ApiAnswer>
 
 /**
  * One entry of the table: a method on a path, and what answers it. `name`,

@@ -5,7 +5,7 @@
  * @module
  */
 import { type Otel, otelApi } from '../shared/tracing.js'
-import type { ApiRequest, Engine } from './exchange.js'
+import { type ApiAnswer, type ApiRequest, type Engine, PendingAnswer } from './exchange.js'
 import { targetOf } from './observe.js'
 
 type Span = ReturnType<ReturnType<Otel['trace']['getTracer']>['startSpan']>
@@ -47,22 +47,24 @@ export function traced<R extends ApiRequest>(
   }
   // No SDK registered (or sampled out): the span records nothing, and the request runs as it would untraced.
   if (!span.isRecording()) return run(request)
-  return api.context.with(api.trace.setSpan(api.context.active(), span), async () => {
+  const end = (answer: ApiAnswer): ApiAnswer => {
     try {
-      const result = await run(request)
       const route = routeOf(request)
       if (route !== null) {
         span.setAttribute('http.route', route)
         span.updateName(`${method} ${route}`)
       }
-      span.setAttribute('http.response.status_code', result.status)
-      if (result.status >= 500) {
-        span.setAttribute('error.type', result.code ?? String(result.status))
+      span.setAttribute('http.response.status_code', answer.status)
+      if (answer.status >= 500) {
+        span.setAttribute('error.type', answer.code ?? String(answer.status))
         span.setStatus({ code: api.SpanStatusCode.ERROR })
       }
-      return result
-    } finally {
       span.end()
-    }
+    } catch {}
+    return answer
+  }
+  return api.context.with(api.trace.setSpan(api.context.active(), span), () => {
+    const result = run(request)
+    return result instanceof PendingAnswer ? result.map(end) : end(result)
   })
 }
