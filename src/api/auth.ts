@@ -137,9 +137,6 @@ function assertKeys(keys: readonly string[]): void {
   })
 }
 
-/** What the check before routing says: `undefined` lets the request in, an answer refuses it. */
-export type Verdict = ApiAnswer | undefined
-
 /**
  * Builds the check run before routing: `undefined` (or a promise of it) when
  * the request carries a valid bearer key, else the 401 (or 400) to answer.
@@ -153,7 +150,7 @@ export type Verdict = ApiAnswer | undefined
  */
 export function createAuthenticator(
   keys: readonly string[] | KeyCheck,
-): (request: ApiRequest) => Verdict | Promise<Verdict> {
+): (request: ApiRequest) => ApiAnswer | undefined | Promise<ApiAnswer | undefined> {
   let isKey: (token: string, request: ApiRequest) => unknown
   if (typeof keys === 'function') {
     isKey = (token, request) => keys(token, request.toRequest())
@@ -193,10 +190,10 @@ export function createAuthenticator(
     // charCodeAt, not endsWith: the builtin call was ~140 instructions of every authenticated request (callgrind).
     if (token === undefined ? fieldsJoined(header) : token.charCodeAt(token.length - 1) === 44) return repeated()
     if (token === undefined) return missing()
-    const verdict = isKey(token, request)
+    const valid = isKey(token, request)
     // Only `true` lets a request in: a key function answering `'no'` or a stray object fails closed.
-    if (verdict === true) return undefined
-    if (typeof (verdict as PromiseLike<unknown> | null)?.then !== 'function') return invalid()
-    return Promise.resolve(verdict).then((answer) => (answer === true ? undefined : invalid()))
+    if (valid === true) return undefined
+    if (typeof (valid as PromiseLike<unknown> | null)?.then !== 'function') return invalid()
+    return Promise.resolve(valid).then((answer) => (answer === true ? undefined : invalid()))
   }
 }

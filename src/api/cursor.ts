@@ -14,14 +14,14 @@
  */
 import { hmac } from '@noble/hashes/hmac'
 import { sha256 } from '@noble/hashes/sha2'
-import { Refusal } from '../http/errors.js'
+import { ErrorAnswer } from '../http/errors.js'
 
 /** Issues and checks cursors under one secret. */
 export interface CursorCodec {
   /** The cursor continuing after `lastId` in the walk over `status`. */
   encode(lastId: number, status: string | undefined): string
   /** The id a cursor continues after, or the 400 naming `cursor` when this codec did not issue it for `status`. */
-  decode(cursor: string, status: string | undefined): number | Refusal
+  decode(cursor: string, status: string | undefined): number | ErrorAnswer
 }
 
 const FORMAT = /^(0|[1-9][0-9]{0,15})\.([A-Za-z0-9_-]{16})$/
@@ -37,8 +37,8 @@ function toBase64Url(bytes: Uint8Array): string {
   return btoa(binary).replace(/\+/g, '-').replace(/\//g, '_')
 }
 
-function refuse(): Refusal {
-  return new Refusal(400, 'validation_error', 'cursor: is not a cursor this server issued for this query', [
+function refuse(): ErrorAnswer {
+  return new ErrorAnswer(400, 'validation_error', 'cursor: is not a cursor this server issued for this query', [
     { path: 'cursor', message: 'is not a cursor this server issued for this query' },
   ])
 }
@@ -65,7 +65,7 @@ function sameCursor(a: string, b: string): boolean {
  * const codec = cursorCodec('a shared secret')
  * const cursor = codec.encode(42, 'sold') // → '42.' + 16 characters
  * codec.decode(cursor, 'sold') // → 42
- * codec.decode(cursor, undefined) // → a Refusal: 400 validation_error naming `cursor`
+ * codec.decode(cursor, undefined) // → an ErrorAnswer: 400 validation_error naming `cursor`
  * ```
  */
 export function cursorCodec(secret?: string): CursorCodec {

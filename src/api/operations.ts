@@ -4,7 +4,7 @@
  * @module
  */
 import { readJson } from '../http/body.js'
-import { Refusal } from '../http/errors.js'
+import { ErrorAnswer } from '../http/errors.js'
 import { type ApiAnswer, type ApiRequest, jsonAnswer } from '../http/exchange.js'
 import { singleValues, type Target } from '../http/request-target.js'
 import type { AbortLike } from '../shared/deadline.js'
@@ -28,7 +28,7 @@ const KNOWN_QUERY = ['limit', 'status', 'cursor'] as const
 
 /**
  * `GET /pets`: one page, and a `Link: rel="next"` when more pets match; at once where the store answers at once.
- * Like every operation here, it returns its refusals (a {@link Refusal}) rather than throwing them.
+ * Like every operation here, it returns its refusals (an {@link ErrorAnswer}) rather than throwing them.
  */
 export function listPets(
   target: Target,
@@ -37,16 +37,16 @@ export function listPets(
 ): ApiAnswer | Promise<ApiAnswer> {
   const values = singleValues(target.query, KNOWN_QUERY)
   if (typeof values === 'string') {
-    return new Refusal(400, 'validation_error', `${values}: must be given at most once`, [
+    return new ErrorAnswer(400, 'validation_error', `${values}: must be given at most once`, [
       { path: values, message: 'must be given at most once' },
     ])
   }
   const query = listQueryOf({ limit: values[0], status: values[1], cursor: values[2] })
-  if (query instanceof Refusal) return query
+  if (query instanceof ErrorAnswer) return query
   const { status, limit } = query
   // A cursor continues the walk over one `status` only: another status would skip pets silently.
   const after = query.cursor === undefined ? undefined : context.cursors.decode(query.cursor, status)
-  if (after instanceof Refusal) return after
+  if (after instanceof ErrorAnswer) return after
   // The store writes the page's JSON itself where it can (a SQL database does it faster than rows become objects).
   const page = context.store.page({ status, limit, after }, signal)
   return page instanceof Promise
@@ -83,7 +83,7 @@ function createFrom(
   { store, basePath }: OperationContext,
 ): ApiAnswer | Promise<ApiAnswer> {
   const input = newPetOf(body)
-  if (input instanceof Refusal) return input
+  if (input instanceof ErrorAnswer) return input
   const pet = store.create(input, request.signal)
   return pet instanceof Promise ? pet.then((stored) => created(stored, basePath)) : created(pet, basePath)
 }
@@ -107,7 +107,7 @@ export function getPet(
     }
   }
   const id = petIdOf(text)
-  if (id instanceof Refusal) return id
+  if (id instanceof ErrorAnswer) return id
   // An int64 beyond the safe range is well-formed, but no pet can have it.
   if (!Number.isSafeInteger(id)) return petAnswer(undefined, text)
   const pet = store.get(id, signal)
@@ -116,6 +116,6 @@ export function getPet(
 
 function petAnswer(pet: Pet | undefined, text: string): ApiAnswer {
   // The id in its canonical form (`007` and `-0` name 7 and 0), exact beyond 2^53 too.
-  if (!pet) return new Refusal(404, 'not_found', `No pet with id ${BigInt(text)}`)
+  if (!pet) return new ErrorAnswer(404, 'not_found', `No pet with id ${BigInt(text)}`)
   return jsonAnswer(petJson(pet))
 }

@@ -1,12 +1,12 @@
 /**
  * Runs valibot schemas and turns their issues into one 400
  * `validation_error` whose message names every offending field: a
- * {@link Refusal} returned, not thrown (see it for why).
+ * {@link ErrorAnswer} returned, not thrown (see it for why).
  *
  * @module
  */
 import * as v from 'valibot'
-import { Refusal } from '../http/errors.js'
+import { ErrorAnswer } from '../http/errors.js'
 import type { ErrorDetail } from '../shared/petstore-error.js'
 
 function detail(issue: v.BaseIssue<unknown>, where: string): ErrorDetail {
@@ -16,9 +16,9 @@ function detail(issue: v.BaseIssue<unknown>, where: string): ErrorDetail {
   return { path, message }
 }
 
-function invalid(details: ErrorDetail[]): Refusal {
+function invalid(details: ErrorDetail[]): ErrorAnswer {
   const message = details.map((d) => `${d.path}: ${d.message}`).join('; ')
-  return new Refusal(400, 'validation_error', message, details)
+  return new ErrorAnswer(400, 'validation_error', message, details)
 }
 
 // One message per value: after the first failed check, the later ones would only repeat it.
@@ -32,7 +32,7 @@ export function validate<S extends v.GenericSchema>(
   schema: S,
   input: unknown,
   where: string,
-): v.InferOutput<S> | Refusal {
+): v.InferOutput<S> | ErrorAnswer {
   const result = v.safeParse(schema, input, CONFIG)
   if (result.success) return result.output
   return invalid(result.issues.map((issue) => detail(issue, where)))
@@ -47,7 +47,7 @@ export function validate<S extends v.GenericSchema>(
  * ```ts
  * const fields = new FieldChecks()
  * const limit = fields.check(ListQuerySchema.entries.limit, '500', 'limit')
- * fields.refusal() // → the 400 Refusal: "limit: must be between 1 and 100"
+ * fields.refusal() // → the 400 ErrorAnswer: "limit: must be between 1 and 100"
  * ```
  */
 export class FieldChecks {
@@ -84,7 +84,7 @@ export class FieldChecks {
   }
 
   /** The 400 `validation_error` of every failed check, if one failed. */
-  refusal(): Refusal | undefined {
+  refusal(): ErrorAnswer | undefined {
     return this.details === undefined ? undefined : invalid(this.details)
   }
 }

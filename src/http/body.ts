@@ -6,7 +6,7 @@
  */
 
 import { PetstoreError } from '../shared/petstore-error.js'
-import { Refusal } from './errors.js'
+import { ErrorAnswer } from './errors.js'
 import type { ApiAnswer, ApiRequest } from './exchange.js'
 import { withExactIntegers } from './json-int64.js'
 
@@ -42,7 +42,7 @@ function encodedBody(request: ApiRequest): PetstoreError | undefined {
 }
 
 const bodyRequired = () =>
-  new Refusal(400, 'validation_error', 'body: is required (a JSON object with name and categoryId)', [
+  new ErrorAnswer(400, 'validation_error', 'body: is required (a JSON object with name and categoryId)', [
     { path: 'body', message: 'is required' },
   ])
 
@@ -131,13 +131,14 @@ export function readJson<C>(
       ? undefined
       : otherCharset(contentType)
   if (charset !== undefined) {
-    return new Refusal(
+    return new ErrorAnswer(
       415,
       'unsupported_media_type',
       `Request body must be JSON in UTF-8, got charset=${charset.slice(0, 40)}`,
     )
   }
-  if (Number(length ?? Number.NaN) > maxBytes) return new Refusal(413, 'payload_too_large', tooLargeMessage(maxBytes))
+  if (Number(length ?? Number.NaN) > maxBytes)
+    return new ErrorAnswer(413, 'payload_too_large', tooLargeMessage(maxBytes))
   // A carrier that reads the body whole does so without a promise per chunk.
   const read = request.readText ? request.readText(maxBytes) : readLimited(body, maxBytes).then(utf8Text)
   // No type and no length: a runtime may hand every POST a stream, an empty one when none was sent (a
@@ -147,7 +148,7 @@ export function readJson<C>(
   return read.then(
     (text) => {
       const parsed = jsonOf(text, exactIntegers)
-      if (!(parsed instanceof Refusal)) return use(parsed, request, context)
+      if (!(parsed instanceof ErrorAnswer)) return use(parsed, request, context)
       const encoded = encodedBody(request)
       if (encoded !== undefined) throw encoded
       return parsed
@@ -166,7 +167,7 @@ export type JsonUse<C> = (body: unknown, request: ApiRequest, context: C) => Api
 /** A body sent without a type: empty, it is no body (400); one that holds bytes is of no type (415). */
 const untyped = (text: string): ApiAnswer => (text === '' ? bodyRequired() : unsupported())
 
-const unsupported = () => new Refusal(415, 'unsupported_media_type', 'Request body must be application/json')
+const unsupported = () => new ErrorAnswer(415, 'unsupported_media_type', 'Request body must be application/json')
 
 function unreadable(error: unknown): PetstoreError {
   if (error instanceof PetstoreError) return error
@@ -178,14 +179,14 @@ const failedRead = (error: unknown): never => {
   throw unreadable(error)
 }
 
-/** The body's text as JSON (never a Refusal: JSON holds none), or the 400 for a blank or broken one. */
+/** The body's text as JSON (never an ErrorAnswer: JSON holds none), or the 400 for a blank or broken one. */
 function jsonOf(text: string, exactIntegers: readonly string[]): unknown {
   if (text.trim() === '') return bodyRequired()
   let parsed: unknown
   try {
     parsed = JSON.parse(text)
   } catch {
-    return new Refusal(400, 'invalid_json', 'Request body is not valid JSON')
+    return new ErrorAnswer(400, 'invalid_json', 'Request body is not valid JSON')
   }
   return withExactIntegers(text, parsed, exactIntegers)
 }

@@ -74,12 +74,12 @@ export function createApiEngine(parts: EngineParts): ApiEngine {
     if (route === undefined && !under) return noRoute()
     if (cors && under && request.method === 'OPTIONS') return cors.preflight(allowed)
     if (route?.open) return dispatch(route, request, path)
-    const verdict = authenticate(request)
-    if (verdict === undefined) return route === undefined ? noRoute() : dispatch(route, request, path)
-    if (verdict instanceof Promise) {
-      return verdict.then((refusal) => refusal ?? (route === undefined ? noRoute() : dispatch(route, request, path)))
+    const denied = authenticate(request)
+    if (denied === undefined) return route === undefined ? noRoute() : dispatch(route, request, path)
+    if (denied instanceof Promise) {
+      return denied.then((answer) => answer ?? (route === undefined ? noRoute() : dispatch(route, request, path)))
     }
-    return verdict
+    return denied
   }
 
   const ambiguous = fixedAnswer(new PetstoreError(400, 'bad_request', AMBIGUOUS_PATH))

@@ -65,10 +65,10 @@ function errorJson(status: number, code: string, message: string, details: Error
  * @example
  * ```ts
  * const id = petIdOf(text)
- * if (id instanceof Refusal) return id // → 400 validation_error naming petId
+ * if (id instanceof ErrorAnswer) return id // → 400 validation_error naming petId
  * ```
  */
-export class Refusal implements ApiAnswer {
+export class ErrorAnswer implements ApiAnswer {
   readonly headers: Record<string, string> = { 'content-type': 'application/json' }
   body: string | null
 

@@ -8,7 +8,7 @@
  */
 import { PetstoreError } from '../shared/petstore-error.js'
 import { seededRandom } from '../util/prng.js'
-import { errorAnswer, Refusal } from './errors.js'
+import { ErrorAnswer, errorAnswer } from './errors.js'
 import type { ApiAnswer } from './exchange.js'
 import { FAULT_KINDS, type FaultKind, MAX_DELAY_MS, testPreferences } from './prefer.js'
 import type { Route, RouteHandler } from './route-table.js'
@@ -137,7 +137,7 @@ export function faultyRoutes(options: FaultOptions, basePath: string): ((route: 
       const header = prefer ? request.header('prefer') : null
       if (header !== null) {
         const asked = testPreferences(header)
-        if (asked instanceof Refusal) return asked
+        if (asked instanceof ErrorAnswer) return asked
         kind = asked.fault ?? kind
         delay = asked.delay ?? delay
       }
