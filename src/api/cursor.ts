@@ -55,10 +55,9 @@ function sameCursor(a: string, b: string): boolean {
  * this handler when none is given: then only this handler accepts its cursors.
  *
  * The HMAC is @noble/hashes' (audited, synchronous, the same on every
- * runtime), on a keyed state made once and cloned per cursor. Web Crypto's
- * `crypto.subtle.sign` was measured first: on Node each call is a trip
- * through the thread pool, and a walk over 50 fresh pages took 2.3 times
- * as long as with unsigned cursors.
+ * runtime), on a keyed state made once and cloned per cursor. Not Web
+ * Crypto's `crypto.subtle.sign`: on Node each call is a trip through the
+ * thread pool, which made a walk over fresh pages more than twice as slow.
  *
  * @example
  * ```ts

@@ -12,7 +12,7 @@ import { withExactIntegers } from './json-int64.js'
 
 /** `application/json` or any `application/*+json`, parameters (a UTF-8 charset) allowed. */
 function isJson(contentType: string): boolean {
-  // What nearly every client sends: no split, trim or lower-casing for it (profiled: 0.4 µs of a create).
+  // What nearly every client sends: no split, trim or lower-casing for it.
   if (contentType === 'application/json' || contentType === 'application/json; charset=utf-8') return true
   const type = contentType.split(';', 1)[0]?.trim().toLowerCase() ?? ''
   return type === 'application/json' || /^application\/[!#$%&'*.^_`|~0-9a-z-]+\+json$/.test(type)

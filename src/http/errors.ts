@@ -55,12 +55,9 @@ function errorJson(status: number, code: string, message: string, details: Error
  * A 4xx that the API gives itself (a pet that is not there, a field that fails
  * its check), returned up to the engine instead of thrown. It is its own
  * answer, the same bytes a thrown {@link PetstoreError} of the same status,
- * code, message and details gives. V8 spends more on a throw (the exception's
- * message, found by walking the stack, then the unwinding) and on building an
- * `Error` than on the whole of such an answer otherwise: a 404 for a missing
- * pet ran 107.8k instructions a request thrown, 85.5k returned (callgrind,
- * main thread; the yardstick 82.8k). A PetstoreError thrown from a store, or
- * anywhere else, is answered as before.
+ * code, message and details gives. A throw and an `Error` cost more than the
+ * whole of such an answer otherwise (bench/README.md). A PetstoreError thrown
+ * from a store, or anywhere else, is answered as before.
  *
  * @example
  * ```ts
@@ -122,8 +119,7 @@ export function errorAnswer(error: unknown): ApiAnswer {
  */
 export function fixedAnswer(error: PetstoreError): () => ApiAnswer {
   const { status, headers, body, code } = errorAnswer(error)
-  // Counted once: the Node adapter's count of a 401's body was a call into C++ and a number
-  // turned into text per answer (~350 instructions of a 401's 71k, callgrind).
+  // Counted once, not per answer: the Node adapter writes it as it is.
   const contentLength = String(utf8Length(body ?? ''))
   const copy = headersCopier(headers)
   return () => ({ status, headers: copy(), body, code, contentLength })
@@ -132,10 +128,8 @@ export function fixedAnswer(error: PetstoreError): () => ApiAnswer {
 /**
  * A fresh copy of `headers` per call. The API's fixed answers carry
  * `content-type` and at most `allow` or `www-authenticate` before it: those
- * are object literals, which V8 clones from one template, where
- * `Object.assign` walked the source's properties (~600 instructions of a
- * 401, callgrind). Not a spread: V8 gives a spread copy a map that every
- * header added later replaces (3 µs a copy once three are added).
+ * are copied as object literals, cheaper than `Object.assign` or a spread
+ * (bench/README.md).
  */
 function headersCopier(headers: Record<string, string>): () => Record<string, string> {
   const { allow, 'www-authenticate': challenge, 'content-type': type, ...other } = headers

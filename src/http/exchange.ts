@@ -41,8 +41,7 @@ export interface ApiRequest {
    * can still be written; with the 400 `invalid_json` PetstoreError of
    * `utf8Text` for bytes that are not UTF-8; with a plain `Error` when the
    * client breaks the body off. Text, not bytes: a promise resolved with an
-   * object (a byte array) is asked for its `then`, a walk up its prototypes
-   * (callgrind: ~300 instructions a lookup); a string is not.
+   * object (a byte array) is asked for its `then`; a string is not.
    */
   readText?(maxBytes: number): Promise<string>
   /** Aborts when the client goes away. */

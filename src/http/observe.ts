@@ -38,8 +38,8 @@ export interface ResponseInfo {
 
 /**
  * A {@link ResponseInfo} whose `bytes` is counted only when read: counting a
- * list page's UTF-8 bytes cost more than the rest of the hook together
- * (profiled), and metrics never read it.
+ * list page's UTF-8 bytes cost more than the rest of the hook together, and
+ * metrics never read it.
  */
 class LazyResponseInfo implements ResponseInfo {
   // True private fields: a hook can never reach the body through them.
