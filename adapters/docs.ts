@@ -100,6 +100,8 @@ export function withDocs(handler: AnyFetchHandler, options: WithDocsOptions = {}
     } catch {
       return handler(request)
     }
-    return table.match(path) === undefined ? handler(request) : toResponse(await docs(fromRequest(request)))
+    return table.match(path, request.method) === undefined
+      ? handler(request)
+      : toResponse(await docs(fromRequest(request)))
   }
 }

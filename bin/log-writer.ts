@@ -3,12 +3,9 @@
  * while a write is under way, then written as one, at most one write in
  * flight, as pino's sonic-boom does.
  *
- * A batch per turn of the event loop, capped at 4 KiB, cost a write(2) and a
- * wake-up of the reader for every few lines: profiled under the list load
- * with stdout piped to `cat` (as `npm run bench` does), 37 % of the server's
- * busy CPU samples were in stdout's write, 40 % in the log path as a whole;
- * with these batches, 16-19 %. The slower the reader, the larger (and fewer)
- * the writes, up to 64 KiB. `fs.write` from the thread pool was tried and
+ * A batch per turn of the event loop cost a write(2) and a wake-up of the
+ * reader for every few lines, most of the log's cost under load. The slower
+ * the reader, the larger (and fewer) the writes, up to 64 KiB. `fs.write` from the thread pool was tried and
  * dropped: once Node has opened stdout on a pipe the descriptor is
  * non-blocking, and a full pipe then answers EAGAIN, which only polling gets
  * past; stdout's own stream waits for the pipe instead.

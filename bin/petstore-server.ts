@@ -32,7 +32,12 @@ import { USAGE } from './usage.js'
 import { cursorSecretFromPrimary, inWorker, keyFromPrimary, runPrimary, workerReady } from './workers.js'
 
 /** `GET /healthz`, outside the API and its keys: is the store answering? */
-const healthRoute = (store: PetStore): Route => ({ path: '/healthz', open: true, get: () => health(store) })
+const healthRoute = (store: PetStore): Route => ({
+  method: 'GET',
+  path: '/healthz',
+  handler: () => health(store),
+  open: true,
+})
 
 /** The health answer itself: 200 while the store answers, 503 when it does not. */
 async function health(store: PetStore): Promise<ApiAnswer> {

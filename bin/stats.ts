@@ -13,13 +13,13 @@ import { GCProfiler } from 'node:v8'
 export interface Stats {
   rssMiB: number
   heapUsedMiB: number
-  /** The V8 heap reserved, and memory outside it that JS objects hold (Buffers). */
+  /** The JavaScript heap reserved, and memory outside it that JS objects hold (Buffers). */
   heapTotalMiB: number
   externalMiB: number
   /**
    * The heap in use right after the latest full (mark-compact) collection: what
    * the process really holds. Heap used and heap total swing with garbage not yet
-   * collected and with the reserve V8 sizes for the allocation rate; a leak moves
+   * collected and with the reserve sized for the allocation rate; a leak moves
    * this one. Null until a full collection has run.
    */
   liveHeapMiB: number | null

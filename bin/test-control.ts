@@ -51,8 +51,9 @@ const NO_CONTENT = () => ({ status: 204, headers: {}, body: null })
 
 /** `POST /__petstore/reset`: the seeded pets back, ids as at start. Not open: a key is asked. */
 export const resetRoute = (store: ResettablePetStore): Route => ({
+  method: 'POST',
   path: '/__petstore/reset',
-  post: () => store.reset().then(NO_CONTENT),
+  handler: () => store.reset().then(NO_CONTENT),
 })
 
 /**

@@ -4,7 +4,6 @@
  * @module
  */
 export type { KeyCheck } from './api/auth.js'
-export { type ErrorDetail, PetstoreError } from './api/errors.js'
 export { openApiDocument, type ServerEntry } from './api/openapi.js'
 export {
   type ErrorBody,
@@ -24,5 +23,6 @@ export {
 export { createPetstore, type FetchHandler, type PetstoreOptions } from './create-petstore.js'
 export type { CorsOptions } from './http/cors.js'
 export type { OnResponse, ResponseInfo } from './http/observe.js'
+export { type ErrorDetail, PetstoreError } from './shared/petstore-error.js'
 export { type MemoryStoreOptions, memoryStore } from './store/memory.js'
 export type { ListQuery, PetStore, ResettablePetStore } from './store/store.js'

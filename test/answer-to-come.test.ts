@@ -1,12 +1,12 @@
 /**
- * A create's answer comes as an AnswerToCome: handed to its takers in the reaction that makes
+ * A create's answer comes as a PendingAnswer: handed to its takers in the reaction that makes
  * it, and awaitable like a promise by anyone else. What it must keep: every taker and every
  * waiter gets the one answer, once, whether it asked before or after the answer was made, and
  * a failure is an answer like any other.
  */
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
-import { AnswerToCome, type ApiAnswer, engineOf } from '../src/http/exchange.js'
+import { type ApiAnswer, engineOf, PendingAnswer } from '../src/http/exchange.js'
 import { fromRequest } from '../src/http/web-request.js'
 import { createPetstore, memoryStore } from '../src/index.js'
 import { AUTH, KEY } from './helpers/client.js'
@@ -20,16 +20,16 @@ const create = (body: string) =>
     }),
   )
 
-/** The result of a create of `body` by the engine the Node adapter drives, which must be an AnswerToCome. */
-function toCome(body: string): AnswerToCome {
+/** The result of a create of `body` by the engine the Node adapter drives, which must be a PendingAnswer. */
+function toCome(body: string): PendingAnswer {
   const engine = engineOf(createPetstore({ store: memoryStore(), keys: [KEY] }))
   assert.ok(engine, 'the handler carries its engine')
   const result = engine(create(body))
-  assert.ok(result instanceof AnswerToCome)
+  assert.ok(result instanceof PendingAnswer)
   return result
 }
 
-describe('a create answered through AnswerToCome', () => {
+describe('a create answered through PendingAnswer', () => {
   it('hands the answer to every taker once, whether it took before or after the answer was made', async () => {
     const result = toCome('{"name":"Rex","categoryId":1}')
     const taken: ApiAnswer[] = []

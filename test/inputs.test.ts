@@ -8,15 +8,15 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import fc from 'fast-check'
-import { Refusal } from '../src/api/errors.js'
 import { listQueryOf, newPetOf, petIdOf } from '../src/api/inputs.js'
 import { ListQuerySchema, NewPetSchema, PetIdSchema } from '../src/api/schemas.js'
 import { FieldChecks, RememberedChecks, validate } from '../src/api/validate.js'
+import { ErrorAnswer } from '../src/http/errors.js'
 
 /** What a check gives: its output, or its refusal as the API answers it. Neither throws. */
 function outcome(check: () => unknown) {
   const output = check()
-  if (!(output instanceof Refusal)) return { output }
+  if (!(output instanceof ErrorAnswer)) return { output }
   const { status, code, message, details, body } = output
   return { status, code, message, details, body }
 }

@@ -1,7 +1,7 @@
 /**
  * The refusals the API makes itself, byte for byte: status, the headers that
  * say what to do, and the whole Error body. The engine returns them as
- * answers rather than throwing them (src/api/errors.ts, `Refusal`), so each is
+ * answers rather than throwing them (src/http/errors.ts, `ErrorAnswer`), so each is
  * pinned here to what a thrown PetstoreError of the same status, code,
  * message and details gave, key order included. Over the fetch handler and
  * over a real socket (the Node adapter), the two ways a request comes in.

@@ -18,8 +18,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, describe, it } from 'node:test'
 import { promisify } from 'node:util'
-import { PetstoreError } from '../src/api/errors.js'
 import { createPetstore } from '../src/index.js'
+import { PetstoreError } from '../src/shared/petstore-error.js'
 import { sqliteStore } from '../src/store/sql/sqlite.js'
 import {
   AUTO_ORDER,

@@ -8,8 +8,8 @@ import { context, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api'
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks'
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base'
 import { serve } from '../adapters/node/index.js'
-import { loadTracing } from '../src/http/tracing.js'
 import { createPetstore, memoryStore, type PetStore } from '../src/index.js'
+import { loadTracing } from '../src/shared/tracing.js'
 import { KEY } from './helpers/client.js'
 
 const exporter = new InMemorySpanExporter()

@@ -13,9 +13,9 @@ type Reading = IncomingMessage & { [READING]?: BodyRead | undefined }
 
 /**
  * One body read whole ({@link readBodyText}). The listeners are module-level
- * functions shared by every request, so a read costs this one object (a class:
- * one hidden class) and one promise, where an async iterator would cost
- * closures, an iterator and a promise per chunk.
+ * functions shared by every request, so a read costs this one object and one
+ * promise, where an async iterator would cost closures, an iterator and a
+ * promise per chunk.
  */
 class BodyRead {
   /** The first chunk, kept as it is: a small body arrives in one. */

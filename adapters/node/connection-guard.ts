@@ -91,7 +91,7 @@ export function guardConnections(server: Server, limits: ConnectionLimits): Conn
   /** Every connection counted against the caps, with its client address. */
   const open = new Map<Tracked, string>()
   const perAddress = new Map<string, number>()
-  // Milliseconds since the guard began: an integer V8 keeps unboxed for 12 days (Date.now() is boxed).
+  // Milliseconds since the guard began: a small integer, where Date.now() is a large one.
   const epoch = Date.now()
   const clock = () => Date.now() - epoch
   /** The ends of the list of idle connections: the one idle the longest, and the one idle the shortest. */

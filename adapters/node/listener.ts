@@ -9,10 +9,10 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { Socket } from 'node:net'
 import type { createServerAdapter } from '@whatwg-node/server'
-import { oneLineOf } from '../../src/api/errors.js'
-import { AnswerToCome, type Engine, engineOf, pending } from '../../src/http/exchange.js'
+import { type ApiAnswer, type Engine, engineOf, isPending, PendingAnswer } from '../../src/http/exchange.js'
 import type { AnyFetchHandler as FetchHandler } from '../../src/http/fetch-handler.js'
 import { toResponse } from '../../src/http/fetch-handler.js'
+import { oneLineOf } from '../../src/shared/petstore-error.js'
 import { shown } from '../../src/util/option-checks.js'
 import { allAuthorization, awaitingContinue, NodeApiRequest } from './request.js'
 import { lastResort, lingerThenClose, send } from './response.js'
@@ -108,15 +108,16 @@ function engineListener(engine: Engine, fallback: NodeListener): NodeListener {
   const answer: NodeListener = (request, response) => {
     // A body that Express or another middleware has already parsed: the stream is spent, @whatwg-node knows the way.
     if ((request as IncomingMessage & { body?: unknown }).body !== undefined) return fallback(request, response)
-    let result: ReturnType<Engine>
+    // Another copy of the package (its CommonJS build beside the ESM one) answers with its own PendingAnswer.
+    let result: ApiAnswer | PromiseLike<ApiAnswer>
     try {
       result = engine(new NodeApiRequest(request, response))
     } catch {
       // An engine never throws; one of another make that does must not take the process down.
       return send(request, response, lastResort())
     }
-    if (!pending(result)) return send(request, response, result)
-    if (result instanceof AnswerToCome) return result.take((answer) => send(request, response, answer))
+    if (!isPending(result)) return send(request, response, result)
+    if (result instanceof PendingAnswer) return result.take((answer) => send(request, response, answer))
     result.then(
       (answer) => send(request, response, answer),
       () => send(request, response, lastResort()),

@@ -9,11 +9,13 @@
  */
 import { type IncomingMessage, type ServerResponse, STATUS_CODES } from 'node:http'
 import type { Socket } from 'node:net'
-import { errorAnswer, type PetstoreError } from '../../src/api/errors.js'
+import { errorAnswer } from '../../src/http/errors.js'
 import type { ApiAnswer } from '../../src/http/exchange.js'
 import { setDefaults } from '../../src/http/headers.js'
+import { ALL_METHODS } from '../../src/http/methods.js'
 import { type OnResponse, tell } from '../../src/http/observe.js'
 import { requestId } from '../../src/http/request-id.js'
+import type { PetstoreError } from '../../src/shared/petstore-error.js'
 import { isNamed } from './request.js'
 import { send } from './response.js'
 
@@ -74,7 +76,7 @@ export function answerConnect(request: IncomingMessage, socket: Socket, onRespon
   const id = ownRequestId(request.headers['x-request-id'])
   const code = 'method_not_allowed'
   const body = endWithError(socket, 405, code, 'CONNECT is not supported: this server is no proxy', {
-    Allow: 'GET, HEAD, POST',
+    Allow: ALL_METHODS,
     'X-Request-Id': id,
   })
   tellOwn(onResponse, { method: 'CONNECT', url: request.url ?? '' }, { status: 405, code, body }, id, started)

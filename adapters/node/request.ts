@@ -6,8 +6,9 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { TLSSocket } from 'node:tls'
-import type { AbortLike, ApiRequest } from '../../src/http/exchange.js'
+import type { ApiRequest } from '../../src/http/exchange.js'
 import { authorityParses } from '../../src/http/request-target.js'
+import type { AbortLike } from '../../src/shared/deadline.js'
 import { readBodyText } from './body.js'
 
 /**
@@ -112,11 +113,9 @@ const READ_AS_TEXT: AsyncIterable<Uint8Array> = {
  * someone listens, so a request that waits on nothing pays for no
  * `AbortController`, nor for a second object.
  *
- * A class, not an object literal with getters: V8 makes such a literal a
- * dictionary-mode object whose accessor pair is allocated in old space, and
- * from there it kept each request's young objects alive through scavenges
- * until a full collection: under load the server spent much of its CPU in
- * GC. test/request-shape checks that these objects stay fast.
+ * A class, not an object literal with getters: such a literal kept each
+ * request's objects alive until a full garbage collection (bench/README.md).
+ * test/request-shape checks that these objects stay fast.
  */
 export class NodeApiRequest implements ApiRequest, AbortLike {
   readonly method: string

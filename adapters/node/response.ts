@@ -49,8 +49,8 @@ export function send(
       if (!request.complete) lingerThenClose(request, socket)
     })
   }
-  // A flat [name, value, …] list: Node walks an object with for…in, `hasOwnProperty` and a
-  // megamorphic load per header, a cost a small answer notices.
+  // A flat [name, value, …] list: Node reads it as it is, where it walks an object's
+  // properties one by one, a cost a small answer notices.
   const fields: string[] = []
   for (const name in headers) fields.push(name, headers[name] as string)
   if (body !== null) fields.push('content-length', contentLength ?? String(Buffer.byteLength(body)))

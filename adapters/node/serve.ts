@@ -6,8 +6,8 @@
  */
 import { createServer, type IncomingMessage, type Server, ServerResponse } from 'node:http'
 import type { AddressInfo, Socket } from 'node:net'
-import { PetstoreError } from '../../src/api/errors.js'
 import type { OnResponse } from '../../src/http/observe.js'
+import { PetstoreError } from '../../src/shared/petstore-error.js'
 import { MAX_TIMER_MS, optionalFunction, wholeNumber } from '../../src/util/option-checks.js'
 import { type BaseServeOptions, baseOptions, type Running, stopWithin } from '../shared/serving.js'
 import { guardConnections } from './connection-guard.js'

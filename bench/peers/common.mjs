@@ -249,7 +249,7 @@ function integerOf(token) {
 
 /**
  * `body.categoryId` read again from the text when JSON.parse rounded it (an
- * integer beyond 2^53), as src/json-int64.ts does; only then is the text scanned.
+ * integer beyond 2^53), as src/http/json-int64.ts does; only then is the text scanned.
  */
 export function exactCategoryId(text, body) {
   const value = body.categoryId

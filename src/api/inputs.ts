@@ -9,7 +9,7 @@
  *
  * @module
  */
-import type { Refusal } from './errors.js'
+import type { ErrorAnswer } from '../http/errors.js'
 import { PET_FIELDS } from './pet-fields.js'
 import { ListQuerySchema, NameSchema, type NewPet, NewPetSchema, PetIdSchema, type PetStatus } from './schemas.js'
 import { FieldChecks, RememberedChecks, validate } from './validate.js'
@@ -39,10 +39,10 @@ export interface ListQueryInput {
  * @example
  * ```ts
  * listQueryOf({ limit: undefined, status: 'sold', cursor: undefined }) // → { limit: 20, status: 'sold', cursor: undefined }
- * listQueryOf({ limit: '0', status: undefined, cursor: undefined }) // → a Refusal: "limit: …"
+ * listQueryOf({ limit: '0', status: undefined, cursor: undefined }) // → an ErrorAnswer: "limit: …"
  * ```
  */
-export function listQueryOf(raw: RawListQuery): ListQueryInput | Refusal {
+export function listQueryOf(raw: RawListQuery): ListQueryInput | ErrorAnswer {
   const fields = new FieldChecks()
   const limit = fields.checkRemembered(LIMITS, raw.limit, 'limit')
   const status = fields.checkRemembered(STATUSES, raw.status, 'status')
@@ -60,7 +60,7 @@ export function listQueryOf(raw: RawListQuery): ListQueryInput | Refusal {
  * newPetOf({ ...rex, id: 7 }) // → rex: unknown keys are dropped
  * ```
  */
-export function newPetOf(body: unknown): NewPet | Refusal {
+export function newPetOf(body: unknown): NewPet | ErrorAnswer {
   // No object: the schema says what is wrong (an array as `null`: valibot's object schema takes arrays; the API not).
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
     return validate(NewPetSchema, Array.isArray(body) ? null : body, 'body')
@@ -131,6 +131,6 @@ const PLAIN_ID = /^[0-9]{1,15}$/
  * petIdOf('-1') // → -1 (an int64: no pet has it, a 404)
  * ```
  */
-export function petIdOf(text: string): number | Refusal {
+export function petIdOf(text: string): number | ErrorAnswer {
   return PLAIN_ID.test(text) ? Number(text) : validate(PetIdSchema, text, 'petId')
 }

@@ -3,16 +3,15 @@
  *
  * @module
  */
-
-import { readJson } from '../http/body.js'
-import type { Deferred } from '../http/deferred.js'
-import { type AbortLike, type ApiAnswer, type ApiRequest, jsonAnswer } from '../http/exchange.js'
+import { type JsonBodyShape, readJson } from '../http/body.js'
+import { ErrorAnswer } from '../http/errors.js'
+import { type ApiAnswer, type ApiRequest, jsonAnswer } from '../http/exchange.js'
 import { singleValues, type Target } from '../http/request-target.js'
+import type { AbortLike } from '../shared/deadline.js'
 import type { JsonPage, Store } from '../store/store.js'
 import type { CursorCodec } from './cursor.js'
-import { Refusal } from './errors.js'
 import { listQueryOf, newPetOf, petIdOf } from './inputs.js'
-import { INT64_KEYS } from './pet-fields.js'
+import { INT64_KEYS, REQUIRED_KEYS } from './pet-fields.js'
 import { petJson } from './pet-json.js'
 import type { Pet } from './schemas.js'
 
@@ -29,7 +28,7 @@ const KNOWN_QUERY = ['limit', 'status', 'cursor'] as const
 
 /**
  * `GET /pets`: one page, and a `Link: rel="next"` when more pets match; at once where the store answers at once.
- * Like every operation here, it returns its refusals (a {@link Refusal}) rather than throwing them.
+ * Like every operation here, it returns its refusals (an {@link ErrorAnswer}) rather than throwing them.
  */
 export function listPets(
   target: Target,
@@ -38,16 +37,16 @@ export function listPets(
 ): ApiAnswer | Promise<ApiAnswer> {
   const values = singleValues(target.query, KNOWN_QUERY)
   if (typeof values === 'string') {
-    return new Refusal(400, 'validation_error', `${values}: must be given at most once`, [
+    return new ErrorAnswer(400, 'validation_error', `${values}: must be given at most once`, [
       { path: values, message: 'must be given at most once' },
     ])
   }
   const query = listQueryOf({ limit: values[0], status: values[1], cursor: values[2] })
-  if (query instanceof Refusal) return query
+  if (query instanceof ErrorAnswer) return query
   const { status, limit } = query
   // A cursor continues the walk over one `status` only: another status would skip pets silently.
   const after = query.cursor === undefined ? undefined : context.cursors.decode(query.cursor, status)
-  if (after instanceof Refusal) return after
+  if (after instanceof ErrorAnswer) return after
   // The store writes the page's JSON itself where it can (a SQL database does it faster than rows become objects).
   const page = context.store.page({ status, limit, after }, signal)
   return page instanceof Promise
@@ -69,12 +68,15 @@ function pageAnswer(
   return jsonAnswer(json, 200, headers)
 }
 
-/** Body keys whose integers are read digit for digit (int64, beyond what a JSON number holds). */
-const EXACT_INTEGERS = INT64_KEYS
+/** The body of a create: its int64 keys read digit for digit, and what a missing body is told. */
+const NEW_PET_BODY: JsonBodyShape = {
+  exactIntegers: INT64_KEYS,
+  expected: `a JSON object with ${REQUIRED_KEYS.join(' and ')}`,
+}
 
 /** `POST /pets`: 201 with the stored pet and its `Location`. Checks that need no body refuse at once. */
-export function createPet(request: ApiRequest, context: OperationContext): Deferred<string> | Refusal {
-  return readJson(request, context.maxBodyBytes, EXACT_INTEGERS, createFrom, context)
+export function createPet(request: ApiRequest, context: OperationContext): ApiAnswer | Promise<ApiAnswer> {
+  return readJson(request, context.maxBodyBytes, NEW_PET_BODY, createFrom, context)
 }
 
 /** The create of a parsed body: its checks, then the store. */
@@ -84,7 +86,7 @@ function createFrom(
   { store, basePath }: OperationContext,
 ): ApiAnswer | Promise<ApiAnswer> {
   const input = newPetOf(body)
-  if (input instanceof Refusal) return input
+  if (input instanceof ErrorAnswer) return input
   const pet = store.create(input, request.signal)
   return pet instanceof Promise ? pet.then((stored) => created(stored, basePath)) : created(pet, basePath)
 }
@@ -108,7 +110,7 @@ export function getPet(
     }
   }
   const id = petIdOf(text)
-  if (id instanceof Refusal) return id
+  if (id instanceof ErrorAnswer) return id
   // An int64 beyond the safe range is well-formed, but no pet can have it.
   if (!Number.isSafeInteger(id)) return petAnswer(undefined, text)
   const pet = store.get(id, signal)
@@ -117,6 +119,6 @@ export function getPet(
 
 function petAnswer(pet: Pet | undefined, text: string): ApiAnswer {
   // The id in its canonical form (`007` and `-0` name 7 and 0), exact beyond 2^53 too.
-  if (!pet) return new Refusal(404, 'not_found', `No pet with id ${BigInt(text)}`)
+  if (!pet) return new ErrorAnswer(404, 'not_found', `No pet with id ${BigInt(text)}`)
   return jsonAnswer(petJson(pet))
 }

@@ -17,15 +17,17 @@ export function apiRoutes(context: OperationContext, documentText: string): Rout
   const { basePath } = context
   return [
     {
+      method: 'GET',
       path: `${basePath}/pets`,
-      get: (request) => listPets(request.parsed, context, request.signal),
-      post: (request) => createPet(request, context),
+      handler: (request) => listPets(request.parsed, context, request.signal),
     },
+    { method: 'POST', path: `${basePath}/pets`, handler: (request) => createPet(request, context) },
     {
+      method: 'GET',
       path: `${basePath}/pets/{petId}`,
-      get: (request, petId) => getPet(petId, context, request.signal),
-      readHeaders: deprecationHeaders(basePath),
+      handler: (request, petId) => getPet(petId, context, request.signal),
+      setHeaders: deprecationHeaders(basePath),
     },
-    { path: `${basePath}/openapi.json`, get: () => jsonAnswer(documentText), open: true },
+    { method: 'GET', path: `${basePath}/openapi.json`, handler: () => jsonAnswer(documentText), open: true },
   ]
 }

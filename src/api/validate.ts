@@ -1,12 +1,13 @@
 /**
  * Runs valibot schemas and turns their issues into one 400
  * `validation_error` whose message names every offending field: a
- * {@link Refusal} returned, not thrown (see it for why).
+ * {@link ErrorAnswer} returned, not thrown (see it for why).
  *
  * @module
  */
 import * as v from 'valibot'
-import { type ErrorDetail, Refusal } from './errors.js'
+import { ErrorAnswer } from '../http/errors.js'
+import type { ErrorDetail } from '../shared/petstore-error.js'
 
 function detail(issue: v.BaseIssue<unknown>, where: string): ErrorDetail {
   const path = v.getDotPath(issue) ?? where
@@ -15,9 +16,9 @@ function detail(issue: v.BaseIssue<unknown>, where: string): ErrorDetail {
   return { path, message }
 }
 
-function invalid(details: ErrorDetail[]): Refusal {
+function invalid(details: ErrorDetail[]): ErrorAnswer {
   const message = details.map((d) => `${d.path}: ${d.message}`).join('; ')
-  return new Refusal(400, 'validation_error', message, details)
+  return new ErrorAnswer(400, 'validation_error', message, details)
 }
 
 // One message per value: after the first failed check, the later ones would only repeat it.
@@ -31,7 +32,7 @@ export function validate<S extends v.GenericSchema>(
   schema: S,
   input: unknown,
   where: string,
-): v.InferOutput<S> | Refusal {
+): v.InferOutput<S> | ErrorAnswer {
   const result = v.safeParse(schema, input, CONFIG)
   if (result.success) return result.output
   return invalid(result.issues.map((issue) => detail(issue, where)))
@@ -46,7 +47,7 @@ export function validate<S extends v.GenericSchema>(
  * ```ts
  * const fields = new FieldChecks()
  * const limit = fields.check(ListQuerySchema.entries.limit, '500', 'limit')
- * fields.refusal() // → the 400 Refusal: "limit: must be between 1 and 100"
+ * fields.refusal() // → the 400 ErrorAnswer: "limit: must be between 1 and 100"
  * ```
  */
 export class FieldChecks {
@@ -83,7 +84,7 @@ export class FieldChecks {
   }
 
   /** The 400 `validation_error` of every failed check, if one failed. */
-  refusal(): Refusal | undefined {
+  refusal(): ErrorAnswer | undefined {
     return this.details === undefined ? undefined : invalid(this.details)
   }
 }
@@ -92,8 +93,8 @@ export class FieldChecks {
  * The inputs one schema took, and its output for each, for a field whose
  * valid inputs are few and come again request after request (a page's
  * `limit` and `status`): found here, such an input is not walked through the
- * schema's pipe again, which cost a query 0.25 µs of its 0.28 (measured, hot
- * loop). Outputs must be values nobody changes (strings, numbers). Inputs the
+ * schema's pipe again, most of what checking a query cost. Outputs must be
+ * values nobody changes (strings, numbers). Inputs the
  * schema refused are not kept, so each refusal says why; at most `kept`
  * inputs are, so a client inventing them (`020`, `0020`…) cannot grow it.
  */

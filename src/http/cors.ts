@@ -77,12 +77,12 @@ export function createCors(options: CorsOptions) {
     headers['access-control-expose-headers'] = EXPOSE
   }
 
-  /** The answer to a preflight `OPTIONS`, given before authentication. */
-  function preflight(): ApiAnswer {
+  /** The answer to a preflight `OPTIONS`, given before authentication; `methods` is what the routes answer. */
+  function preflight(methods: string): ApiAnswer {
     return {
       status: 204,
       headers: {
-        'access-control-allow-methods': 'GET, HEAD, POST, OPTIONS',
+        'access-control-allow-methods': methods,
         // X-Request-Id: a browser may send its own, which the API keeps.
         'access-control-allow-headers': 'Authorization, Content-Type, X-Request-Id',
         'access-control-max-age': '600',

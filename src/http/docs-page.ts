@@ -8,8 +8,9 @@
  * @module
  */
 
-import { errorAnswer, fixedAnswer, PetstoreError } from '../api/errors.js'
+import { PetstoreError } from '../shared/petstore-error.js'
 import { trimSlashes } from './base-path.js'
+import { errorAnswer, fixedAnswer } from './errors.js'
 import type { ApiAnswer } from './exchange.js'
 import type { Route } from './route-table.js'
 
@@ -105,16 +106,17 @@ export function docsRoutes(basePath: string, load: DocsAssetLoader): Route[] {
   ])
   const headers = { 'content-security-policy': DOCS_CSP, 'referrer-policy': 'no-referrer' }
   const fileRoute = (name: string): Route => ({
+    method: 'GET',
     path: name === '' ? prefix : `${prefix}/${name}`,
+    handler: () => serve(files.get(name) as () => Promise<string>, name),
     name: prefix,
     open: true,
     headers,
-    get: () => serve(files.get(name) as () => Promise<string>, name),
   })
   return [
     ...[...files.keys()].map(fileRoute),
     // Any other file is a 404 that names no route, with no key asked for it.
-    { path: prefix, below: true, name: null, open: true, headers, get: async () => noFile() },
+    { method: 'GET', path: prefix, handler: async () => noFile(), below: true, name: null, open: true, headers },
   ]
 }
 

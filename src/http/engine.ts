@@ -7,16 +7,17 @@
  *
  * @module
  */
-import { fixedAnswer, PetstoreError } from '../api/errors.js'
+import { PetstoreError } from '../shared/petstore-error.js'
 import { trimSlashes } from './base-path.js'
 import type { Cors } from './cors.js'
-import { Deferred } from './deferred.js'
-import { AnswerToCome, type ApiAnswer, type ApiRequest, type Engine } from './exchange.js'
+import { fixedAnswer } from './errors.js'
+import { type ApiAnswer, type ApiRequest, type Engine, PendingAnswer } from './exchange.js'
 import { type Finish, observed } from './finish.js'
+import { allowOf } from './methods.js'
 import { requestId as idOf } from './request-id.js'
 import { ambiguousPath } from './request-path.js'
 import { parseOriginTarget, parseTarget } from './request-target.js'
-import { allowOf, type Outcome, type Route, type RoutedRequest, RouteTable, routeName } from './route-table.js'
+import { type MatchedRoute, type Route, type RoutedRequest, RouteTable, routeName } from './route-table.js'
 
 /** What the engine is made of. */
 export interface EngineParts {
@@ -45,58 +46,40 @@ export const isApiEngine = (engine: Engine | undefined): engine is ApiEngine =>
 const AMBIGUOUS_PATH =
   'The request path is ambiguous: it holds a backslash, a dot segment (. or .., also as %2e) or an encoded / or \\ (%2f, %5c)'
 
-/** What a handler gives, as a plain promise where a deferred answer is waited on by a caller of its own. */
-const promised = (result: Outcome) => (result instanceof Deferred ? result.promise() : result)
-
 /** The request as the engine holds it: the target read once, and the route it matched. */
-type Routed = RoutedRequest & { route?: Route | undefined }
+type Routed = RoutedRequest & { route?: MatchedRoute | undefined }
 
 /** Makes the engine over `parts`: see the module's description for the order of its steps. */
 export function createApiEngine(parts: EngineParts): ApiEngine {
   const { table, basePath, cors, authenticate, finish } = parts
   const basePrefix = `${basePath}/`
   const noRoute = fixedAnswer(new PetstoreError(404, 'not_found', 'No such route'))
-  // A 405 per route, made once: its body and `Allow` never change.
-  const notAllowed = new Map(
-    table.routes.map((route) => {
-      const allow = allowOf(route)
-      const error = new PetstoreError(405, 'method_not_allowed', `Method not allowed; use ${allow}`, {
-        headers: { allow },
-      })
-      return [route, fixedAnswer(error)] as const
-    }),
-  )
+  /** What `OPTIONS *` and a CORS preflight allow: every method of the table. */
+  const allowed = `${allowOf(table.methods)}, OPTIONS`
 
-  /** The route's handler for the request's method, or its 405. */
-  function dispatch(route: Route, request: Routed, path: string): Outcome {
-    const { method } = request
-    const handler = method === 'GET' || method === 'HEAD' ? route.get : method === 'POST' ? route.post : undefined
-    if (handler === undefined) return (notAllowed.get(route) as () => ApiAnswer)()
-    return handler(request, RouteTable.param(route, path))
-  }
+  const dispatch = (route: MatchedRoute, request: Routed, path: string): ApiAnswer | Promise<ApiAnswer> =>
+    route.handler(request, route.paramOf(path))
 
   /**
    * The gate, then the route: a path outside the base path that no route serves is a 404; under it,
    * a CORS preflight is answered before the key is asked, and the key before the route (so an
    * unknown route or a wrong method is a 401 without a key). Open routes ask no key.
    */
-  function answer(request: Routed): Outcome {
+  function answer(request: Routed): ApiAnswer | Promise<ApiAnswer> {
     const { pathname } = request.parsed
     const path = trimSlashes(pathname)
-    const route = table.match(path)
+    const route = table.match(path, request.method)
     request.route = route
     const under = pathname === basePath || pathname.startsWith(basePrefix)
     if (route === undefined && !under) return noRoute()
-    if (cors && under && request.method === 'OPTIONS') return cors.preflight()
+    if (cors && under && request.method === 'OPTIONS') return cors.preflight(allowed)
     if (route?.open) return dispatch(route, request, path)
-    const verdict = authenticate(request)
-    if (verdict === undefined) return route === undefined ? noRoute() : dispatch(route, request, path)
-    if (verdict instanceof Promise) {
-      return verdict.then(
-        (refusal) => refusal ?? (route === undefined ? noRoute() : promised(dispatch(route, request, path))),
-      )
+    const denied = authenticate(request)
+    if (denied === undefined) return route === undefined ? noRoute() : dispatch(route, request, path)
+    if (denied instanceof Promise) {
+      return denied.then((answer) => answer ?? (route === undefined ? noRoute() : dispatch(route, request, path)))
     }
-    return verdict
+    return denied
   }
 
   const ambiguous = fixedAnswer(new PetstoreError(400, 'bad_request', AMBIGUOUS_PATH))
@@ -113,11 +96,7 @@ export function createApiEngine(parts: EngineParts): ApiEngine {
    */
   function serverWide(request: ApiRequest, requestId: string): ApiAnswer {
     if (request.method !== 'OPTIONS') return finish.completed(asteriskNotOptions(), request, requestId)
-    return finish.completed(
-      { status: 204, headers: { allow: 'GET, HEAD, POST, OPTIONS' }, body: null },
-      request,
-      requestId,
-    )
+    return finish.completed({ status: 204, headers: { allow: allowed }, body: null }, request, requestId)
   }
 
   const engine: Engine = (request) => {
@@ -138,48 +117,27 @@ export function createApiEngine(parts: EngineParts): ApiEngine {
       if (request.url === '*') return serverWide(request, requestId)
       return finish.completed(malformed(), request, requestId)
     }
-    let result: Outcome
+    let result: ApiAnswer | Promise<ApiAnswer>
     try {
       result = answer(routed)
     } catch (error) {
       result = finish.failed(error, request, requestId)
     }
-    if (result instanceof Deferred) return settle(result, routed, requestId)
     return conclude(result, routed, requestId)
   }
 
-  /** The engine's last step: at once for an answer, after it for a promise of one, whose failure is answered too. */
+  /**
+   * The engine's last step: at once for an answer; for a promise of one, in the reaction to it, its
+   * failure answered too, and handed on in that reaction (see PendingAnswer).
+   */
   function conclude(result: ApiAnswer | Promise<ApiAnswer>, request: Routed, requestId: string) {
     if (!(result instanceof Promise)) return finish.completed(result, request, requestId)
-    return result.then(
-      (answered) => finish.completed(answered, request, requestId),
-      (error) => finish.completed(finish.failed(error, request, requestId), request, requestId),
+    const pending = new PendingAnswer()
+    result.then(
+      (answered) => pending.give(finish.completed(answered, request, requestId)),
+      (error) => pending.give(finish.completed(finish.failed(error, request, requestId), request, requestId)),
     )
-  }
-
-  /**
-   * A deferred answer with the engine's last step run in the same reaction as the operation's own,
-   * and handed on in it too (see AnswerToCome).
-   */
-  function settle(deferred: Deferred<string>, request: Routed, requestId: string): AnswerToCome {
-    const toCome = new AnswerToCome()
-    deferred.source.then(
-      (value) => {
-        let answered: ApiAnswer | Promise<ApiAnswer>
-        try {
-          answered = deferred.step(value)
-        } catch (error) {
-          return toCome.give(finish.completed(finish.failed(error, request, requestId), request, requestId))
-        }
-        const result = conclude(answered, request, requestId)
-        // A store that waits: its answer comes through a promise of conclude's, which never rejects.
-        if (result instanceof Promise) result.then((answer) => toCome.give(answer))
-        else toCome.give(result)
-      },
-      (error) =>
-        toCome.give(finish.completed(finish.failed(deferred.refusal(error), request, requestId), request, requestId)),
-    )
-    return toCome
+    return pending
   }
 
   const served = observed(engine, finish, (request) => routeName((request as Routed).route))

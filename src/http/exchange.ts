@@ -7,14 +7,8 @@
  * @module
  */
 
+import type { AbortLike } from '../shared/deadline.js'
 import { utf8Length } from '../util/utf8-length.js'
-
-/** The signal of a client going away: an `AbortSignal`, or anything as small that behaves like one. */
-export interface AbortLike {
-  readonly aborted: boolean
-  addEventListener(type: 'abort', listener: (event: unknown) => void, options?: { once?: boolean }): void
-  removeEventListener(type: 'abort', listener: (event: unknown) => void): void
-}
 
 /** What the API reads of a request. */
 export interface ApiRequest {
@@ -47,8 +41,7 @@ export interface ApiRequest {
    * can still be written; with the 400 `invalid_json` PetstoreError of
    * `utf8Text` for bytes that are not UTF-8; with a plain `Error` when the
    * client breaks the body off. Text, not bytes: a promise resolved with an
-   * object (a byte array) is asked for its `then`, a walk up its prototypes
-   * (callgrind: ~300 instructions a lookup); a string is not.
+   * object (a byte array) is asked for its `then`; a string is not.
    */
   readText?(maxBytes: number): Promise<string>
   /** Aborts when the client goes away. */
@@ -95,16 +88,14 @@ export function headAnswer(answer: ApiAnswer): ApiAnswer {
 }
 
 /**
- * An answer still to come, handed to whoever takes it in the same reaction
- * that makes it: what the engine gives for a create, whose answer is made in
- * the reaction to its body's read. A promise there was one more promise, one
- * more turn of the microtask queue and a lookup of `then` on the answer (a
- * walk up to `Object.prototype`) before the Node adapter could write it
- * (callgrind's profile: ~600 of a create's ~91,000 instructions). It is a
- * thenable for every other waiter (`await` works). It never fails: the
- * engine answers every failure, and a taker must not throw.
+ * An answer still to come: what the engine gives where a handler answered
+ * with a promise (a create, on its body; a store that waits). Whoever takes
+ * it gets the answer in the reaction that makes it, where a promise would
+ * add a turn of the microtask queue before the Node adapter could write it.
+ * It is a thenable for every other waiter (`await` works), and never fails:
+ * the engine answers every failure, and a taker must not throw.
  */
-export class AnswerToCome implements PromiseLike<ApiAnswer> {
+export class PendingAnswer implements PromiseLike<ApiAnswer> {
   private answer: ApiAnswer | undefined = undefined
   private taker: ((answer: ApiAnswer) => void) | undefined = undefined
 
@@ -133,8 +124,8 @@ export class AnswerToCome implements PromiseLike<ApiAnswer> {
   }
 
   /** The answer with `step` run on it, to come as this one comes. */
-  map(step: (answer: ApiAnswer) => ApiAnswer): AnswerToCome {
-    const next = new AnswerToCome()
+  map(step: (answer: ApiAnswer) => ApiAnswer): PendingAnswer {
+    const next = new PendingAnswer()
     this.take((answer) => next.give(step(answer)))
     return next
   }
@@ -152,15 +143,17 @@ export class AnswerToCome implements PromiseLike<ApiAnswer> {
  * The API over {@link ApiRequest}s. It never throws or rejects: every failure
  * is an answer. An answer known at once (a 401, most errors, a page of a store
  * that answers synchronously) is returned as it is, not wrapped in a promise:
- * on the Node adapter a refusal is then written without a trip through the
- * microtask queue. One that waits on a body comes as an {@link AnswerToCome}.
+ * on the Node adapter it is then written without a trip through the
+ * microtask queue. One that waits comes as a {@link PendingAnswer}.
  */
-export type Engine = (request: ApiRequest) => ApiAnswer | Promise<ApiAnswer> | AnswerToCome
+export type Engine = (request: ApiRequest) => ApiAnswer | PendingAnswer
 
-/** Whether an engine's result is still to come. */
-export const pending = (
-  result: ApiAnswer | Promise<ApiAnswer> | AnswerToCome,
-): result is Promise<ApiAnswer> | AnswerToCome => typeof (result as Promise<ApiAnswer>).then === 'function'
+/**
+ * Whether an engine's result is still to come: a {@link PendingAnswer}, this copy's or that of
+ * another copy of the package (its CommonJS build beside the ESM one), which is awaited instead.
+ */
+export const isPending = (result: ApiAnswer | PromiseLike<ApiAnswer>): result is PromiseLike<ApiAnswer> =>
+  typeof (result as PromiseLike<ApiAnswer>).then === 'function'
 
 /** Where a fetch handler made by this package keeps its engine, for adapters that can use it directly. */
 export const ENGINE = Symbol.for('petstore-server.engine')

@@ -6,12 +6,12 @@
  *
  * @module
  */
-import { errorAnswer, PetstoreError, Refusal } from '../api/errors.js'
+import { PetstoreError } from '../shared/petstore-error.js'
 import { seededRandom } from '../util/prng.js'
-import { Deferred } from './deferred.js'
+import { ErrorAnswer, errorAnswer } from './errors.js'
 import type { ApiAnswer } from './exchange.js'
 import { FAULT_KINDS, type FaultKind, MAX_DELAY_MS, testPreferences } from './prefer.js'
-import type { Outcome, Route, RouteHandler } from './route-table.js'
+import type { Route, RouteHandler } from './route-table.js'
 
 export { FAULT_KINDS, type FaultKind, MAX_DELAY_MS } from './prefer.js'
 
@@ -102,18 +102,19 @@ function drawsOf(options: FaultOptions): (() => { kind: FaultKind | undefined; d
   }
 }
 
-const promised = (result: Outcome): ApiAnswer | Promise<ApiAnswer> =>
-  result instanceof Deferred ? result.promise() : result
-
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
 /** The request, delayed, faulted or both. */
-async function faulted(kind: FaultKind | undefined, delay: number, run: () => Outcome): Promise<ApiAnswer> {
+async function faulted(
+  kind: FaultKind | undefined,
+  delay: number,
+  run: () => ApiAnswer | Promise<ApiAnswer>,
+): Promise<ApiAnswer> {
   if (delay > 0) await sleep(delay)
-  if (kind === undefined) return promised(run())
+  if (kind === undefined) return run()
   if (kind !== 'after-commit') return faultAnswer(kind)
   // Carried out first: a pet is created, and only its answer is lost. A refusal (a 400) stays one.
-  const answer = await promised(run())
+  const answer = await run()
   return answer.status >= 400 ? answer : faultAnswer(kind)
 }
 
@@ -136,7 +137,7 @@ export function faultyRoutes(options: FaultOptions, basePath: string): ((route: 
       const header = prefer ? request.header('prefer') : null
       if (header !== null) {
         const asked = testPreferences(header)
-        if (asked instanceof Refusal) return asked
+        if (asked instanceof ErrorAnswer) return asked
         kind = asked.fault ?? kind
         delay = asked.delay ?? delay
       }
@@ -145,10 +146,6 @@ export function faultyRoutes(options: FaultOptions, basePath: string): ((route: 
     }
   return (route) => {
     if (route.open || !(route.path === basePath || route.path.startsWith(`${basePath}/`))) return route
-    return {
-      ...route,
-      ...(route.get && { get: wrap(route.get) }),
-      ...(route.post && { post: wrap(route.post) }),
-    }
+    return { ...route, handler: wrap(route.handler) }
   }
 }

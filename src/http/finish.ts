@@ -6,16 +6,18 @@
  *
  * @module
  */
-import { errorAnswer, oneLineOf } from '../api/errors.js'
+import { oneLineOf } from '../shared/petstore-error.js'
+import { loadTracing, tracing } from '../shared/tracing.js'
 import type { Cors } from './cors.js'
-import { AnswerToCome, type ApiAnswer, type ApiRequest, type Engine, headAnswer, pending } from './exchange.js'
+import { errorAnswer } from './errors.js'
+import { type ApiAnswer, type ApiRequest, type Engine, headAnswer, PendingAnswer } from './exchange.js'
 import { setDefaults } from './headers.js'
 import { type OnResponse, tell } from './observe.js'
-import type { Route } from './route-table.js'
-import { loadTracing, traced, tracing } from './tracing.js'
+import type { MatchedRoute } from './route-table.js'
+import { traced } from './server-span.js'
 
 /** A request as the finish step reads it: the route it matched, once the engine knows. */
-type Finishing = ApiRequest & { route?: Route | undefined }
+type Finishing = ApiRequest & { route?: MatchedRoute | undefined }
 
 /** Tells `onError` of a failure: the error, the request, and the id its answer carries. */
 export type Report = (error: unknown, request: ApiRequest, requestId: string) => void
@@ -84,9 +86,7 @@ export function createFinish(cors: Cors | undefined, report: Report, onResponse:
       const { route } = request
       if (route !== undefined) {
         if (route.headers !== undefined) Object.assign(headers, route.headers)
-        if (route.readHeaders !== undefined && (request.method === 'GET' || request.method === 'HEAD')) {
-          route.readHeaders(headers)
-        }
+        if (route.setHeaders !== undefined) route.setHeaders(headers)
       }
       cors?.decorate(headers, request)
     } catch (error) {
@@ -120,8 +120,7 @@ export function observed(
           return answer
         }
         const result = engine(request)
-        if (result instanceof AnswerToCome) return result.map(tellOf)
-        return pending(result) ? result.then(tellOf) : tellOf(result)
+        return result instanceof PendingAnswer ? result.map(tellOf) : tellOf(result)
       }
   // Spans only once @opentelemetry/api has loaded, if it is installed; until then and without it, one check.
   void loadTracing()

@@ -38,10 +38,10 @@ export interface ResponseInfo {
 
 /**
  * A {@link ResponseInfo} whose `bytes` is counted only when read: counting a
- * list page's UTF-8 bytes cost more than the rest of the hook together
- * (profiled), and metrics never read it.
+ * list page's UTF-8 bytes cost more than the rest of the hook together, and
+ * metrics never read it.
  */
-class Told implements ResponseInfo {
+class LazyResponseInfo implements ResponseInfo {
   // True private fields: a hook can never reach the body through them.
   #counted: number | undefined
   readonly #body: string | null
@@ -98,7 +98,7 @@ export function tell(
 ): void {
   try {
     const result: unknown = hook(
-      new Told(
+      new LazyResponseInfo(
         requestId,
         request.method,
         request.target ?? targetOf(request.url),

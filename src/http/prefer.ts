@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { Refusal } from '../api/errors.js'
+import { ErrorAnswer } from './errors.js'
 
 export const FAULT_KINDS = ['unavailable', 'after-commit', 'rate-limited', 'internal', 'reset'] as const
 /** What an injected fault does: see docs/testing-clients.md. */
@@ -20,7 +20,7 @@ export interface TestPreferences {
   delay?: number
 }
 
-const refusal = (message: string) => new Refusal(400, 'bad_request', message)
+const refusal = (message: string) => new ErrorAnswer(400, 'bad_request', message)
 
 /**
  * The `fault` and `delay` of a `Prefer` header (several headers arrive joined by commas); only
@@ -31,7 +31,7 @@ const refusal = (message: string) => new Refusal(400, 'bad_request', message)
  * testPreferences('respond-async, fault=after-commit; x=1, delay="20"') // → { fault: 'after-commit', delay: 20 }
  * ```
  */
-export function testPreferences(header: string): TestPreferences | Refusal {
+export function testPreferences(header: string): TestPreferences | ErrorAnswer {
   const asked: TestPreferences = {}
   for (const preference of header.split(',')) {
     const [token = ''] = preference.split(';', 1)

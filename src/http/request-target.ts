@@ -1,9 +1,9 @@
 /**
  * The path and query of a request URL, exactly as the WHATWG URL parser
  * gives them, without running the parser where it would change nothing.
- * `new URL()` was the largest single cost of the engine on a small answer
- * (profiled: about a microsecond of a 401's twenty), and an API request's
- * target is almost always plain ASCII that the parser leaves as it is.
+ * `new URL()` was the largest single cost of the engine on a small answer,
+ * and an API request's target is almost always plain ASCII that the parser
+ * leaves as it is.
  *
  * @module
  */
@@ -25,10 +25,7 @@ export interface Target {
  * sub-delims, `:`, `@`, `/` and `%` (it leaves percent-escapes alone). It
  * rewrites anything else: `\` becomes `/`, and spaces, quotes, `<>`,
  * backticks, braces and non-ASCII are percent-encoded. One loop over the
- * target with this table, not two regexes and four searches: splitting
- * `/v1/pets/500` took 73 ns that way and 41 ns this way (tsx, hot loop), and
- * with the engine's fewer `ambiguousPath` scans a `get` runs 1.2% fewer
- * instructions (callgrind).
+ * target with this table: cheaper than two regexes and four searches.
  */
 const PATH_CHARS = new Uint8Array(128)
 for (const c of "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~!$&'()*+,;=:@/%") {
@@ -148,10 +145,8 @@ function plainTarget(text: string, slash: number): Target | undefined {
  * as `URLSearchParams` decodes them (`+` is a space, percent-escapes are
  * UTF-8), `undefined` for one not given; or, where some are given more than
  * once, the first such of `names`. One pass: a query with neither `%` nor
- * `+` decodes to itself and is split by hand (a pass per name cost a page
- * 0.15 µs, measured). An array, not an object keyed by name: writing each
- * name's value under a variable key made V8's stores megamorphic, with a
- * hidden-class transition each (~650 instructions of a list, callgrind).
+ * `+` decodes to itself and is split by hand. An array, not an object keyed
+ * by name: writing under a variable key is slow (bench/README.md).
  *
  * @example
  * ```ts

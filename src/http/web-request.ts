@@ -4,8 +4,10 @@
  *
  * @module
  */
+
+import type { AbortLike } from '../shared/deadline.js'
 import { readLimited, tooLarge, utf8Text } from './body.js'
-import type { AbortLike, ApiRequest } from './exchange.js'
+import type { ApiRequest } from './exchange.js'
 
 /** The chunks of a web stream; leaving early releases the stream rather than cancelling it. */
 async function* chunksOf(stream: ReadableStream<Uint8Array>): AsyncGenerator<Uint8Array> {

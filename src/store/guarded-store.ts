@@ -3,7 +3,7 @@
  *
  * @module
  */
-import { aborted, waitFor } from '../http/deadline.js'
+import { aborted, waitFor } from '../shared/deadline.js'
 import { type Answer, READ_CALLS, type Store, storeCalls } from './store.js'
 
 /**

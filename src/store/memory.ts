@@ -43,8 +43,7 @@ const recordOf = (id: number, pet: NewPet): Pet => petRecord(id, pet)
 /**
  * Pets leave the store frozen, so that no caller can add to or change what is stored. They are
  * frozen on the way out, not when stored: the handler reads them only to write their JSON, and
- * `Object.freeze` is a call into the engine's runtime that cost a create 0.5% of its
- * instructions (callgrind). Freezing a pet twice is harmless.
+ * a freeze is a call into the engine's runtime. Freezing a pet twice is harmless.
  */
 function frozen<T extends Pet | undefined>(pet: T): T {
   return pet === undefined ? pet : Object.freeze(pet)

@@ -5,6 +5,7 @@
  * @module
  */
 import type { NewPet, Pet, PetStatus } from '../api/schemas.js'
+import type { AbortLike } from '../shared/deadline.js'
 
 /** One page of `list`: pets with `id > after`, ascending by id, at most `limit`. */
 export interface ListQuery {
@@ -74,13 +75,6 @@ export interface JsonPage {
 /** What a call gives: at once where the store can (memory, a SQLite read), else a promise. */
 export type Answer<T> = T | Promise<T>
 
-/** What a call is told of its request: whether the client has gone (a request's `AbortSignal` fits). */
-export interface CallSignal {
-  readonly aborted: boolean
-  addEventListener(type: 'abort', listener: (event: unknown) => void, options?: { once?: boolean }): void
-  removeEventListener(type: 'abort', listener: (event: unknown) => void): void
-}
-
 /**
  * The calls of {@link PetStore} that take one argument and that the handler makes, by name: the
  * one list the wrappers of a store (its public form, its checks, its bounds) go through. A new
@@ -92,7 +86,7 @@ export const PET_CALLS = ['get', 'list', 'create'] as const satisfies ReadonlyAr
 export const READ_CALLS: ReadonlySet<string> = new Set(['get', 'list', 'page'])
 
 type PetCall = (typeof PET_CALLS)[number]
-type StoreCall<F> = F extends (arg: infer A) => Promise<infer R> ? (arg: A, signal?: CallSignal) => Answer<R> : never
+type StoreCall<F> = F extends (arg: infer A) => Promise<infer R> ? (arg: A, signal?: AbortLike) => Answer<R> : never
 
 /**
  * The store as the handler calls it: each call of {@link PetStore} answering at once where it
@@ -103,7 +97,7 @@ type StoreCall<F> = F extends (arg: infer A) => Promise<infer R> ? (arg: A, sign
  */
 export type Store = { [K in PetCall]: StoreCall<PetStore[K]> } & {
   /** The page `{ status, limit, after }` as JSON, `limit` the page size. */
-  page(query: ListQuery, signal?: CallSignal): Answer<JsonPage>
+  page(query: ListQuery, signal?: AbortLike): Answer<JsonPage>
   ping(): Answer<void>
   close(): Answer<void>
 }
@@ -115,7 +109,7 @@ export const STORE_CALLS = [...PET_CALLS, 'page'] as const
 export type StoreCallName = (typeof STORE_CALLS)[number]
 
 /** A call of {@link STORE_CALLS}, its argument and answer left open. */
-export type AnyCall = (arg: never, signal?: CallSignal) => Answer<unknown>
+export type AnyCall = (arg: never, signal?: AbortLike) => Answer<unknown>
 
 /**
  * The {@link STORE_CALLS} of a store, each made by `make` from its name: how a wrapper or a
@@ -127,7 +121,7 @@ export type AnyCall = (arg: never, signal?: CallSignal) => Answer<unknown>
  * ```
  */
 export function storeCalls(
-  make: (name: StoreCallName) => (arg: any, signal?: CallSignal) => Answer<unknown>,
+  make: (name: StoreCallName) => (arg: any, signal?: AbortLike) => Answer<unknown>,
 ): Pick<Store, StoreCallName> {
   const calls: Record<string, unknown> = {}
   for (const name of STORE_CALLS) calls[name] = make(name)

@@ -22,8 +22,9 @@ const keep = async (request: ApiRequest): Promise<ApiAnswer> => {
 }
 // The API's own routes, in its table, replaced by ones that keep what the engine hands them.
 const routes: Route[] = [
-  { path: '/v1/pets', open: true, get: keep, post: keep },
-  { path: '/v1/pets/{petId}', open: true, get: keep },
+  { method: 'GET', path: '/v1/pets', handler: keep, open: true },
+  { method: 'POST', path: '/v1/pets', handler: keep, open: true },
+  { method: 'GET', path: '/v1/pets/{petId}', handler: keep, open: true },
 ]
 const handler = withRoutes(createPetstore({ store: memoryStore(), keys: ['k'] }), routes)
 const server = createServer(toNodeListener(handler)).listen(0, '127.0.0.1')

@@ -120,7 +120,7 @@ export async function startWorkers(workers: WorkerToStart[], compatibilityDate: 
       name,
       // The bundle as one module, listed as wrangler lists its output: given as `script`, miniflare would
       // scan it and refuse the core's `import(variable)` of the optional @opentelemetry/api (see
-      // src/http/tracing.ts), which workerd itself rejects at run time, leaving requests untraced.
+      // src/shared/tracing.ts), which workerd itself rejects at run time, leaving requests untraced.
       modules: [{ type: 'ESModule', path: `${name}.mjs`, contents: code }],
       compatibilityDate,
       d1Databases,

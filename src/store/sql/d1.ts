@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { PetstoreError } from '../../api/errors.js'
+import { PetstoreError } from '../../shared/petstore-error.js'
 import { knownOptions, optionsObject } from '../../util/option-checks.js'
 import { builtInStore, type PetStore, type Store, storeCalls } from '../store.js'
 import { type SqliteConnection, sqliteHotPath } from './dialects/sqlite.js'

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { PetstoreError } from '../../api/errors.js'
+import { PetstoreError } from '../../shared/petstore-error.js'
 import { MYSQL_ERRORS } from './dialects/mysql.js'
 import { POSTGRES_ERRORS } from './dialects/postgres.js'
 import { SQLITE_ERRORS } from './dialects/sqlite.js'

@@ -6,7 +6,7 @@
  * @module
  */
 
-import { PetstoreError } from '../../api/errors.js'
+import { PetstoreError } from '../../shared/petstore-error.js'
 import { afterTurn } from '../../util/after-turn.js'
 
 /**

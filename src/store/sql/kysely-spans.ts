@@ -16,7 +16,7 @@
  * @module
  */
 import type { KyselyPlugin, QueryId, RootOperationNode } from 'kysely'
-import { endQuerySpan, type QuerySpan, startQuerySpan, tracing } from '../../http/tracing.js'
+import { endQuerySpan, type QuerySpan, startQuerySpan, tracing } from '../../shared/tracing.js'
 import type { DbSystem } from './query-spans.js'
 
 /** `SELECT`, `INSERT`, …, `CREATE TABLE`; for raw SQL its first keyword. */

@@ -11,7 +11,7 @@
  *
  * @module
  */
-import { endQuerySpan, startQuerySpan } from '../../http/tracing.js'
+import { endQuerySpan, startQuerySpan } from '../../shared/tracing.js'
 
 /** `db.system` as the semantic conventions spell it. */
 export type DbSystem = 'sqlite' | 'postgresql' | 'mysql' | 'mariadb'

@@ -8,7 +8,7 @@
  * @module
  */
 import { type Dialect, Kysely, Migrator } from 'kysely'
-import { PetstoreError } from '../../api/errors.js'
+import { PetstoreError } from '../../shared/petstore-error.js'
 import {
   builtInStore,
   READ_CALLS,

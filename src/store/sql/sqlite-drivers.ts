@@ -10,7 +10,7 @@
  * @module
  */
 import type { SqliteDatabase, SqliteStatement } from 'kysely'
-import { PetstoreError } from '../../api/errors.js'
+import { PetstoreError } from '../../shared/petstore-error.js'
 
 /** A SQLite driver `sqliteStore` can use. */
 export type SqliteDriver = 'better-sqlite3' | 'node:sqlite' | 'bun:sqlite'
@@ -33,9 +33,8 @@ export interface DriverStatement extends SqliteStatement {
 
 /**
  * A query whose rows are read as arrays of their column values, in the order the query selects
- * them. better-sqlite3 makes a row object by setting its keys one by one through V8's runtime,
- * each key's name made again for every row (callgrind: ~1,500 instructions a column); an array
- * of values costs far less (a get on SQLite: -3.9% instructions).
+ * them. better-sqlite3 makes a row object by setting its keys one by one, each key's name made
+ * again for every row; an array of values costs far less.
  */
 export interface ValuesStatement {
   /** The first row's values, or `undefined`. Only for queries of at most one row (Bun reads them all). */

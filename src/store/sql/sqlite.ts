@@ -5,7 +5,7 @@
  * @module
  */
 import { Kysely, SqliteDialect } from 'kysely'
-import { tracing } from '../../http/tracing.js'
+import { tracing } from '../../shared/tracing.js'
 import { misnamedOptions, optionsObject, shown } from '../../util/option-checks.js'
 import type { ResettablePetStore } from '../store.js'
 import { type SqliteCommand, type SqliteConnection, type SqliteQuery, sqliteHotPath } from './dialects/sqlite.js'
@@ -100,8 +100,8 @@ class Command implements SqliteCommand {
 /**
  * The driver's database as `sqliteStore` runs the SQLite dialect on it: statements prepared
  * once, run synchronously. Through kysely, each request built a query, compiled it and had
- * SQLite prepare it again: three quarters of the time of a `get` or a page (profiled with
- * --cpu-prof). kysely keeps the migrations, which run before these statements are prepared;
+ * SQLite prepare it again, most of the time of a `get`. kysely keeps the migrations, which run
+ * before these statements are prepared;
  * nothing uses kysely's connection afterwards, so the two never interleave inside a transaction.
  * Traced, each statement of a batch is a span of its own, under the request that started the batch.
  */

@@ -6,7 +6,7 @@
  * @module
  */
 import { CompiledQuery, type Kysely, type QueryResult, sql } from 'kysely'
-import { tracing } from '../../http/tracing.js'
+import { tracing } from '../../shared/tracing.js'
 import { type MysqlRunner, mysqlHotPath, systemOf, VERSION } from './dialects/mysql.js'
 import { CURRENT_SCHEMA, postgresHotPath } from './dialects/postgres.js'
 import { type SqliteConnection, sqliteHotPath } from './dialects/sqlite.js'

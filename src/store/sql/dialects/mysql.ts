@@ -12,10 +12,11 @@
  *
  * @module
  */
-import { PetstoreError } from '../../../api/errors.js'
+
 import { jsonPageOf, oneMore } from '../../../api/pet-json.js'
 import type { NewPet } from '../../../api/schemas.js'
-import { tracing } from '../../../http/tracing.js'
+import { PetstoreError } from '../../../shared/petstore-error.js'
+import { tracing } from '../../../shared/tracing.js'
 import type { JsonPage, ListQuery } from '../../store.js'
 import {
   type DialectErrors,

@@ -4,15 +4,14 @@
  * (prepared) statements straight on `pg`; a `kyselyStore` over a PostgreSQL
  * instance runs the same text through kysely.
  *
- * Profiled with --cpu-prof, building and compiling a kysely query took about
- * a fifth of the client's CPU time per `get` or page; a named statement is
- * also parsed and planned once per connection by the server instead of at
- * every request.
+ * Not through kysely on the hot path: building and compiling its query per
+ * request cost more than the query; a named statement is also parsed and
+ * planned once per connection by the server instead of at every request.
  *
  * @module
  */
 import type { NewPet } from '../../../api/schemas.js'
-import { tracing } from '../../../http/tracing.js'
+import { tracing } from '../../../shared/tracing.js'
 import type { JsonPage, ListQuery } from '../../store.js'
 import {
   type DialectErrors,

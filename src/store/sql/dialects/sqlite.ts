@@ -55,10 +55,8 @@ export interface SqliteStatements {
 /**
  * The limit of a page, written into its SQL text rather than bound: SQLite's
  * planner weighs a LIMIT's value, so it marks a bound `limit ?` as one whose
- * every new binding expires the statement, and each run then parsed and
- * planned the SQL again (a page of rows 3.3 µs instead of 0.6, the JSON
- * page's subquery 6.4 instead of 1.7; better-sqlite3 12 with SQLite 3.53,
- * measured). Only a positive safe integer is ever written in.
+ * every new binding expires the statement, and each run would parse and
+ * plan the SQL again. Only a positive safe integer is ever written in.
  */
 function checkedLimit(limit: number): number {
   if (!Number.isSafeInteger(limit) || limit < 1)

@@ -5,10 +5,16 @@
  * @module
  */
 
-import { PetstoreError } from '../api/errors.js'
 import { afterTurn } from '../util/after-turn.js'
 import { shown } from '../util/option-checks.js'
-import type { AbortLike } from './exchange.js'
+import { PetstoreError } from './petstore-error.js'
+
+/** The signal of a client going away: an `AbortSignal`, or anything as small that behaves like one. */
+export interface AbortLike {
+  readonly aborted: boolean
+  addEventListener(type: 'abort', listener: (event: unknown) => void, options?: { once?: boolean }): void
+  removeEventListener(type: 'abort', listener: (event: unknown) => void): void
+}
 
 /** How long one request may wait, and the signal of its client going away. */
 export interface Limits {
