@@ -6,9 +6,10 @@
  * server adapters. Then the adapters' graceful close on each runtime, and
  * the binary on Bun and Deno with SQLite.
  *
- * Bun and Deno come from node_modules/.bin (devDependencies) or
- * $PETSTORE_TEST_BUN / $PETSTORE_TEST_DENO; without them their tests skip
- * with the reason, except under CI (`CI` set), where that is a failure.
+ * Bun and Deno are installed on first use at their pinned versions
+ * (test/helpers/on-demand.ts), or come from $PETSTORE_TEST_BUN /
+ * $PETSTORE_TEST_DENO; without them their tests skip with the reason, except
+ * under CI (`CI` set), where that is a failure.
  *
  * Run: node --import tsx --test test/runtimes.test.ts
  */

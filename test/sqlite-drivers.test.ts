@@ -3,11 +3,12 @@
  * that loads here, and in child processes on the other runtimes it supports.
  *
  * Other runtimes are found through environment variables holding a binary's
- * path (`PETSTORE_TEST_NODE22`, `PETSTORE_TEST_NODE24`, `PETSTORE_TEST_BUN`),
- * else in npx's cache (`npx --offline`: the test never downloads). Warm the
- * cache once with `npx -y -p node@22 node -v`, `npx -y -p node@24 node -v`,
- * `npx -y bun -v`; a runtime not found is skipped with the reason, except
- * under CI, where it fails (test/helpers/ci.ts).
+ * path (`PETSTORE_TEST_NODE22`, `PETSTORE_TEST_NODE24`, `PETSTORE_TEST_BUN`).
+ * Else Node 22 and 24 are looked up in npx's cache (`npx --offline`: warm it
+ * once with `npx -y -p node@22 node -v` and `npx -y -p node@24 node -v`), and
+ * Bun is installed on first use at its pinned version (test/helpers/on-demand.ts).
+ * A runtime not found is skipped with the reason, except under CI, where it
+ * fails (test/helpers/ci.ts).
  *
  * Run: node --import tsx --test test/sqlite-drivers.test.ts
  */
@@ -29,7 +30,7 @@ import {
   type SqliteDriver,
 } from '../src/store/sql/sqlite-drivers.js'
 import { skipOrFail } from './helpers/ci.js'
-import { locateNpx } from './helpers/runtimes.js'
+import { type Located, locate, locateNpx } from './helpers/runtimes.js'
 import { repoRoot } from './helpers/spawn-server.js'
 import { sqliteRoundTrip } from './helpers/sqlite-roundtrip.js'
 
@@ -56,10 +57,8 @@ for (const driver of AUTO_ORDER) {
 
 interface Runtime {
   name: string
-  /** The variable that may hold the binary's path. */
-  env: string
-  /** `npx -p <package> <bin>` finds it in npx's cache. */
-  npx: [string, string]
+  /** Its binary and version, or why it is not here. */
+  locate: () => Promise<Located>
   /** Arguments before the script: Node needs tsx, Bun runs TypeScript itself. */
   args: (version: string) => string[]
   drivers: string[]
@@ -76,24 +75,21 @@ const nodeArgs = (version: string): string[] => {
 const RUNTIMES: Runtime[] = [
   {
     name: 'Node 22',
-    env: 'PETSTORE_TEST_NODE22',
-    npx: ['node@22', 'node'],
+    locate: () => locateNpx('node@22', 'node', 'PETSTORE_TEST_NODE22'),
     args: nodeArgs,
     drivers: ['node:sqlite', 'auto'],
     auto: 'node:sqlite',
   },
   {
     name: 'Node 24',
-    env: 'PETSTORE_TEST_NODE24',
-    npx: ['node@24', 'node'],
+    locate: () => locateNpx('node@24', 'node', 'PETSTORE_TEST_NODE24'),
     args: nodeArgs,
     drivers: ['node:sqlite', 'auto'],
     auto: 'node:sqlite',
   },
   {
     name: 'Bun',
-    env: 'PETSTORE_TEST_BUN',
-    npx: ['bun', 'bun'],
+    locate: () => locate('bun'),
     args: () => [],
     drivers: ['bun:sqlite', 'auto'],
     auto: 'bun:sqlite',
@@ -102,7 +98,7 @@ const RUNTIMES: Runtime[] = [
 
 // Looked up together, and before any test is declared: the runner starts the tests declared
 // so far at the first await, and ends the file (its `after` hook included) when they are done.
-const located = await Promise.all(RUNTIMES.map(({ npx: [pkg, bin], env }) => locateNpx(pkg, bin, env)))
+const located = await Promise.all(RUNTIMES.map((runtime) => runtime.locate()))
 describe(`sqliteStore on Node ${process.versions.node}`, () => {
   for (const driver of AUTO_ORDER) {
     it(`round trip with driver: '${driver}'`, { skip: unavailable.get(driver) ?? false }, async () => {
@@ -211,7 +207,7 @@ describe('sqliteStore on other runtimes', { concurrency: true }, () => {
   for (const [index, runtime] of RUNTIMES.entries()) {
     const found = located[index]!
     const title = `${runtime.name}${'version' in found ? ` (${found.version})` : ''}: ${runtime.drivers.join(', ')}`
-    // .ci/run puts these runtimes in npx's cache first: under CI, one not found fails.
+    // .ci/run puts these runtimes in their caches first: under CI, one not found fails.
     it(title, { skip: skipOrFail('skip' in found ? found.skip : false), timeout: 60_000 }, async () => {
       if (!('binary' in found)) return
       const { NODE_TEST_CONTEXT: _, NODE_OPTIONS: __, ...env } = process.env

@@ -8,8 +8,8 @@
  * by name); and the Worker's bundle holds neither the Node adapter, nor a
  * driver, nor the binary, and stays small.
  *
- * workerd comes from the devDependency miniflare (its binary is in the npm
- * package @cloudflare/workerd-linux-64); without it the tests skip, except
+ * workerd comes with miniflare, installed on first use at its pinned version
+ * (test/helpers/on-demand.ts); without it (offline) the tests skip, except
  * under CI (`CI` set), where that is a failure.
  *
  * Run: node --import tsx --test test/workerd.test.ts

@@ -3,18 +3,20 @@
  * binaries are, and how each runs this repository's TypeScript the way a
  * user's program runs against the published package.
  *
- * Binaries: `$PETSTORE_TEST_BUN` / `$PETSTORE_TEST_DENO` when set, else
- * node_modules/.bin (the devDependencies `bun` and `deno`). A runtime that is
- * not there, or does not start, is reported with the reason so its tests skip.
+ * Binaries: `$PETSTORE_TEST_BUN` / `$PETSTORE_TEST_DENO` when set, else the
+ * npm packages `bun` and `deno` at the versions test/helpers/on-demand.ts pins,
+ * installed into its cache on first use. A runtime that cannot be had, or does
+ * not start, is reported with the reason so its tests skip.
  *
  * @module
  */
 import { execFile } from 'node:child_process'
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { promisify } from 'node:util'
+import { binaryIn, fetchOnDemand } from './on-demand.js'
 import { repoRoot, type ScriptRuntime } from './spawn-server.js'
 
 export type RuntimeName = 'bun' | 'deno'
@@ -24,12 +26,13 @@ export type Located = { binary: string; version: string } | { skip: string }
 
 const ENV: Record<RuntimeName, string> = { bun: 'PETSTORE_TEST_BUN', deno: 'PETSTORE_TEST_DENO' }
 
-/** Finds `name`'s binary and asks its version (never downloads anything). */
+/** Finds `name`'s binary, installing it on first use, and asks its version. */
 export async function locate(name: RuntimeName): Promise<Located> {
-  const given = process.env[ENV[name]]
-  const binary = given || join(repoRoot, 'node_modules', '.bin', name)
-  if (!given && !existsSync(binary)) {
-    return { skip: `${name} not installed (node_modules/.bin/${name}): run npm install, or set ${ENV[name]}` }
+  let binary = process.env[ENV[name]]
+  if (!binary) {
+    const fetched = await fetchOnDemand(name)
+    if ('skip' in fetched) return { skip: `${fetched.skip}; or set ${ENV[name]} to a ${name} binary` }
+    binary = binaryIn(fetched.prefix, name)
   }
   try {
     const { stdout } = await promisify(execFile)(binary, ['--version'], { timeout: 30_000 })

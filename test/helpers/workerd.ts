@@ -2,20 +2,19 @@
  * Cloudflare Workers for the tests and the benchmark: the example Worker and
  * the conformance Worker bundled from TypeScript with esbuild (as wrangler
  * bundles them), and started on workerd by miniflare with a local D1, on a
- * free port of 127.0.0.1. Nothing leaves the machine: workerd is the binary
- * of the npm package `@cloudflare/workerd-linux-64`, D1 is simulated in
- * memory.
+ * free port of 127.0.0.1. miniflare, and workerd with it, is installed on
+ * first use at its pinned version (test/helpers/on-demand.ts). Once it is
+ * there, nothing leaves the machine: D1 is simulated in memory.
  *
  * @module
  */
 import { execFile } from 'node:child_process'
 import { readFileSync } from 'node:fs'
-import { createRequire } from 'node:module'
 import { dirname, join } from 'node:path'
 import { promisify } from 'node:util'
 import { gzipSync } from 'node:zlib'
 import type { Metafile } from 'esbuild'
-import type { Miniflare } from 'miniflare'
+import { binaryIn, fetchOnDemand, importFrom } from './on-demand.js'
 import { repoRoot } from './spawn-server.js'
 
 /** The wrangler configuration of the example, which a user copies. */
@@ -77,16 +76,51 @@ export async function bundleWorker(entry: string): Promise<WorkerBundle> {
   }
 }
 
-/** workerd's binary and version, or why it cannot run here. */
+/**
+ * The few members of miniflare's API used here, declared rather than imported:
+ * miniflare is not a devDependency, so tsc has no types of it to read.
+ */
+export interface Miniflare {
+  /** The URL the first Worker answers on, once workerd listens. */
+  readonly ready: Promise<URL>
+  /** A Worker, called past the port. Its fetch uses workers-types' Request and Response, alike here. */
+  getWorker(name: string): Promise<{ fetch(url: string): Promise<Response> }>
+  dispose(): Promise<void>
+}
+
+interface MiniflareModule {
+  Miniflare: new (options: {
+    host: string
+    port: number
+    workers: Array<{
+      name: string
+      modules: Array<{ type: 'ESModule'; path: string; contents: string }>
+      compatibilityDate: string
+      d1Databases: Record<string, string>
+      bindings: Record<string, string>
+    }>
+  }) => Miniflare
+}
+
+/** miniflare, installed on first use. */
+async function miniflareModule(): Promise<MiniflareModule> {
+  const fetched = await fetchOnDemand('miniflare')
+  if ('skip' in fetched) throw new Error(fetched.skip)
+  return importFrom<MiniflareModule>(fetched.prefix, 'miniflare')
+}
+
+/** workerd's version, installing miniflare (and workerd with it) on first use, or why it cannot run here. */
 export async function locateWorkerd(): Promise<{ version: string } | { skip: string }> {
+  const fetched = await fetchOnDemand('miniflare')
+  if ('skip' in fetched) return fetched
   try {
-    const require = createRequire(join(repoRoot, 'package.json'))
-    const binary = join(dirname(require.resolve('@cloudflare/workerd-linux-64/package.json')), 'bin', 'workerd')
-    const { stdout } = await promisify(execFile)(binary, ['--version'], { timeout: 30_000 })
-    await import('miniflare')
+    const { stdout } = await promisify(execFile)(binaryIn(fetched.prefix, 'workerd'), ['--version'], {
+      timeout: 30_000,
+    })
+    await importFrom(fetched.prefix, 'miniflare')
     return { version: stdout.trim().replace(/^workerd /, '') }
   } catch (error) {
-    return { skip: `workerd or miniflare not usable (npm install): ${(error as Error).message.split('\n')[0]}` }
+    return { skip: `workerd or miniflare not usable in ${fetched.prefix}: ${(error as Error).message.split('\n')[0]}` }
   }
 }
 
@@ -111,7 +145,7 @@ export interface RunningWorkers {
  * `miniflare.getWorker(name)`. D1 lives in memory and goes with `dispose()`.
  */
 export async function startWorkers(workers: WorkerToStart[], compatibilityDate: string): Promise<RunningWorkers> {
-  const { Miniflare } = await import('miniflare')
+  const { Miniflare } = await miniflareModule()
   const started = performance.now()
   const miniflare = new Miniflare({
     host: '127.0.0.1',
@@ -140,7 +174,6 @@ export async function startWorkers(workers: WorkerToStart[], compatibilityDate: 
 
 /** Sends a GET for `path` to the Worker `name` of `running`, past the port (miniflare's own route to it). */
 export async function fetchWorker(running: RunningWorkers, name: string, path: string): Promise<Response> {
-  // miniflare types the Worker with workers-types' Request and Response, which this project does not load.
-  const worker = (await running.miniflare.getWorker(name)) as unknown as { fetch(url: string): Promise<Response> }
+  const worker = await running.miniflare.getWorker(name)
   return worker.fetch(`http://${name}${path}`)
 }
