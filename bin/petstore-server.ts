@@ -27,7 +27,7 @@ import { aggregatedMetrics, type RequestMetrics, requestMetrics, serveMetrics } 
 import { openStore } from './open-store.js'
 import { parseCli, UsageError } from './options.js'
 import { printStatsEvery } from './stats.js'
-import { faultWrapper, loadSeed, resetRoute, SeedError } from './test-control.js'
+import { faultWrapper, loadSeed, readSeed, resetRoute, SeedError, type SeedFile } from './test-control.js'
 import { USAGE } from './usage.js'
 import { cursorSecretFromPrimary, inWorker, keyFromPrimary, runPrimary, workerReady } from './workers.js'
 
@@ -133,10 +133,12 @@ async function main(): Promise<void> {
     }
   }
 
+  let seed: SeedFile | undefined
   if (options.seed !== undefined) {
     try {
       // Under --workers the primary loads it before any worker starts; a worker only remembers it.
-      await loadSeed(store, options.seed, inWorker)
+      seed = readSeed(options.seed)
+      await loadSeed(store, seed, inWorker)
     } catch (error) {
       await store.close?.()
       fail(error instanceof SeedError ? error.message : `cannot load ${options.seed.from}: ${oneLine(error)}`)
