@@ -27,9 +27,16 @@ import { aggregatedMetrics, type RequestMetrics, requestMetrics, serveMetrics } 
 import { openStore } from './open-store.js'
 import { parseCli, UsageError } from './options.js'
 import { printStatsEvery } from './stats.js'
-import { faultWrapper, loadSeed, readSeed, resetRoute, SeedError, type SeedFile } from './test-control.js'
+import { faultWrapper, loadSeed, readSeed, resetRoute, SeedError, type SeedFile, seedOfText } from './test-control.js'
 import { USAGE } from './usage.js'
-import { cursorSecretFromPrimary, inWorker, keyFromPrimary, runPrimary, workerReady } from './workers.js'
+import {
+  cursorSecretFromPrimary,
+  inWorker,
+  keyFromPrimary,
+  runPrimary,
+  seedFromPrimary,
+  workerReady,
+} from './workers.js'
 
 /** `GET /healthz`, outside the API and its keys: is the store answering? */
 const healthRoute = (store: PetStore): Route => ({ path: '/healthz', open: true, get: () => health(store) })
@@ -136,8 +143,11 @@ async function main(): Promise<void> {
   let seed: SeedFile | undefined
   if (options.seed !== undefined) {
     try {
-      // Under --workers the primary loads it before any worker starts; a worker only remembers it.
-      seed = readSeed(options.seed)
+      // Under --workers the primary reads the file and loads it before any worker starts; a worker
+      // gets the primary's text, and only remembers it.
+      seed = inWorker
+        ? seedOfText(`${options.seed.from} ${options.seed.path}`, await seedFromPrimary())
+        : readSeed(options.seed)
       await loadSeed(store, seed, inWorker)
     } catch (error) {
       await store.close?.()
@@ -163,6 +173,7 @@ async function main(): Promise<void> {
       await startMetrics(await aggregatedMetrics(), options.metricsPort, options.metricsHost)
     return runPrimary(options.workers, options.keys.length === 0 ? keys[0] : undefined, cursorSecret, {
       reloadsKeys: options.keysFile !== undefined,
+      seed: seed?.text,
     })
   }
   // Each worker draws its own faults: see docs/testing-clients.md on what order means then.
