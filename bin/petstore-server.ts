@@ -26,6 +26,7 @@ import { reloadKeysOnSighup } from './keys-reload.js'
 import { aggregatedMetrics, type RequestMetrics, requestMetrics, serveMetrics } from './metrics.js'
 import { openStore } from './open-store.js'
 import { parseCli, UsageError } from './options.js'
+import { quietSqliteWarning } from './quiet-warnings.js'
 import { printStatsEvery } from './stats.js'
 import { faultWrapper, loadSeed, readSeed, resetRoute, SeedError, type SeedFile, seedOfText } from './test-control.js'
 import { USAGE } from './usage.js'
@@ -108,6 +109,7 @@ function databaseHint(error: unknown, db: string): string {
 const oneLine = (error: unknown) => String((error as Error)?.message ?? error).split('\n', 1)[0] ?? ''
 
 async function main(): Promise<void> {
+  quietSqliteWarning()
   let options: ReturnType<typeof parseCli>
   try {
     options = parseCli(process.argv.slice(2), process.env)
