@@ -2,7 +2,8 @@
  * What a plain start of the binary prints, as docs/getting-started.md shows it:
  * the run's key on stderr and the ready line on stdout, and nothing else; not
  * node:sqlite's ExperimentalWarning (Node 22), which the binary keeps off
- * stderr while other warnings still print.
+ * stderr while other warnings still print. And the quick starts' create with
+ * curl, which the binary answers 201.
  *
  * Run: node --import tsx --test test/start-lines.test.ts
  */
@@ -12,6 +13,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, test } from 'node:test'
 import { pathToFileURL } from 'node:url'
+import { codeBlocks, readDoc } from './helpers/markdown.js'
 import { killAll, repoRoot, runScriptToExit, startServer } from './helpers/spawn-server.js'
 
 const dir = mkdtempSync(join(tmpdir(), 'petstore-start-lines-'))
@@ -47,4 +49,28 @@ test("node:sqlite's ExperimentalWarning is kept off stderr; other warnings print
   assert.doesNotMatch(stderr, /SQLite/)
   assert.match(stderr, /ExperimentalWarning: Something else is an experimental feature/)
   assert.match(stderr, /Warning: a plain warning/)
+})
+
+test("the quick starts' curl creates are answered 201", async () => {
+  const bodies = ['README.md', 'docs/getting-started.md'].flatMap((file) => {
+    const found = codeBlocks(file, readDoc(repoRoot, file))
+      .filter((block) => block.lang === 'sh')
+      .flatMap((block) => [...block.code.matchAll(/curl [\s\S]*?-d '([^']*)'[\s\S]*?\/v1\/pets\b/g)])
+      .map((match) => match[1] as string)
+    assert.ok(found.length > 0, `${file} shows a create with curl`)
+    return found
+  })
+  const server = await startServer(['--port', '0', '--db', 'memory', '--key', 'secret'])
+  try {
+    for (const body of bodies) {
+      const created = await fetch(`${server.url}/pets`, {
+        method: 'POST',
+        headers: { authorization: 'Bearer secret', 'content-type': 'application/json' },
+        body,
+      })
+      assert.equal(created.status, 201, `${body}: ${await created.text()}`)
+    }
+  } finally {
+    await server.stop()
+  }
 })
