@@ -49,6 +49,6 @@ USER node
 EXPOSE 8080
 # Slim images have no curl: Node's own fetch asks /healthz (200 while the store answers).
 HEALTHCHECK --interval=10s --timeout=3s --start-period=10s --retries=3 \
-  CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.PORT || 8080) + '/healthz').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
+  CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.PETSTORE_PORT || process.env.PORT || 8080) + '/healthz').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
 # Exec form: node is PID 1 and gets SIGTERM itself, finishes what is in flight and exits 0.
 ENTRYPOINT ["node", "dist/bin/petstore-server.js"]

@@ -14,7 +14,7 @@ import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import type { OnResponse, PoolStats } from '../src/for-binary.js'
 import type { PetStore } from '../src/index.js'
-import { answerScrapes, clusterMetrics } from './cluster-metrics.js'
+import { answerScrapes, clusterMetrics, type MetricJson, reportCounts } from './cluster-metrics.js'
 
 type PromClient = typeof import('prom-client')
 type Metric = import('prom-client').Metric
@@ -60,15 +60,14 @@ export async function requestMetrics(store: PetStore, inWorker = false): Promise
   const { register } = prom
   if (inWorker) answerScrapes(register)
   prom.collectDefaultMetrics()
-  const labelNames = ['method', 'route', 'status_code'] as const
   const series = new RequestSeries()
   // Counted per request in plain numbers and handed to prom-client at a scrape: prom-client builds and
   // checks a key from the labels on every inc() and observe(), children included, which cost the binary
   // a fifth of a small answer's throughput (bench, ours+metrics).
   new prom.Counter({
-    name: 'http_requests_total',
-    help: 'Answered requests',
-    labelNames,
+    name: REQUESTS.name,
+    help: REQUESTS.help,
+    labelNames: ['method', 'route', 'status_code'],
     collect() {
       // Each series' count is the counter's value: set afresh at every scrape.
       this.reset()
@@ -85,16 +84,20 @@ export async function requestMetrics(store: PetStore, inWorker = false): Promise
       this.set(inFlight)
     },
   })
-  const errors = new prom.Counter({
-    name: 'petstore_errors_total',
-    help: 'Answers with a 5xx status, by Error code (internal_error: the store failed; unavailable: 503)',
-    labelNames: ['code'],
-  })
-  const faults = new prom.Counter({
-    name: 'petstore_faults_total',
-    help: 'Injected faults (--faults, Prefer: fault=KIND), by kind',
-    labelNames: ['kind'],
-  })
+  const errors = new LabelCounts(ERRORS, 'code')
+  const faults = new LabelCounts(FAULTS, 'kind')
+  for (const counts of [errors, faults]) {
+    new prom.Counter({
+      ...counts.metric,
+      labelNames: [counts.label],
+      collect() {
+        this.reset()
+        for (const [value, count] of counts.all()) this.inc({ [counts.label]: value }, count)
+      },
+    })
+  }
+  // Under --workers, the primary hears of every answer as it goes: a worker killed keeps its counts.
+  const counted = inWorker ? reportCounts(() => [...series.changed(), errors.json(), faults.json()]) : undefined
   const poolStats = (store as { poolStats?: () => PoolStats | undefined }).poolStats
   if (poolStats) {
     new prom.Gauge({
@@ -113,8 +116,9 @@ export async function requestMetrics(store: PetStore, inWorker = false): Promise
       // The method as a label only when it is one of HTTP's: a client can send any token, and each would be a series.
       const method = KNOWN_METHODS.has(info.method) ? info.method : 'other'
       series.observe(method, info.route ?? 'unmatched', info.status, info.durationMs / 1000)
-      if (info.status >= 500) errors.inc({ code: info.code ?? 'unknown' })
-      if (info.fault !== undefined) faults.inc({ kind: info.fault })
+      if (info.status >= 500) errors.inc(info.code ?? 'unknown')
+      if (info.fault !== undefined) faults.inc(info.fault)
+      counted?.()
     },
     watch(server) {
       // One listener for every answer, not a closure per request.
@@ -128,6 +132,49 @@ export async function requestMetrics(store: PetStore, inWorker = false): Promise
     },
     text: () => register.metrics(),
     contentType: register.contentType,
+  }
+}
+
+/** The name and help of a counter, as the registry and the primary's sums show them. */
+interface MetricName {
+  name: string
+  help: string
+}
+const REQUESTS: MetricName = { name: 'http_requests_total', help: 'Answered requests' }
+const DURATIONS: MetricName = {
+  name: 'http_request_duration_seconds',
+  help: 'Time from a request reaching the handler to its answer being ready',
+}
+const ERRORS: MetricName = {
+  name: 'petstore_errors_total',
+  help: 'Answers with a 5xx status, by Error code (internal_error: the store failed; unavailable: 503)',
+}
+const FAULTS: MetricName = {
+  name: 'petstore_faults_total',
+  help: 'Injected faults (--faults, Prefer: fault=KIND), by kind',
+}
+
+/** A counter of one label (an Error code, a fault kind), in plain numbers: few values, all sent each time. */
+class LabelCounts {
+  private readonly counts = new Map<string, number>()
+
+  constructor(
+    readonly metric: MetricName,
+    readonly label: string,
+  ) {}
+
+  inc(value: string): void {
+    this.counts.set(value, (this.counts.get(value) ?? 0) + 1)
+  }
+
+  all(): Iterable<[string, number]> {
+    return this.counts
+  }
+
+  /** As the registry's JSON gives it. */
+  json(): MetricJson {
+    const values = [...this.counts].map(([value, count]) => ({ value: count, labels: { [this.label]: value } }))
+    return { ...this.metric, type: 'counter', aggregator: 'sum', values }
   }
 }
 
@@ -148,6 +195,8 @@ interface Series {
  */
 class RequestSeries {
   private readonly byKey = new Map<string, Series>()
+  /** The series observed since {@link changed} last ran. */
+  private readonly dirty = new Set<Series>()
 
   observe(method: string, route: string, status: number, seconds: number): void {
     const key = `${method} ${route} ${status}`
@@ -166,30 +215,34 @@ class RequestSeries {
     one.buckets[bucket] = (one.buckets[bucket] as number) + 1
     one.count++
     one.sum += seconds
+    this.dirty.add(one)
   }
 
   all(): Iterable<Series> {
     return this.byKey.values()
   }
 
+  /** The counter and the histogram of the series observed since the last call, as the registry's JSON. */
+  changed(): MetricJson[] {
+    const series = [...this.dirty]
+    this.dirty.clear()
+    const counts = series.map(({ labels, count }) => ({ labels, value: count }))
+    return [
+      { ...REQUESTS, type: 'counter', aggregator: 'sum', values: counts },
+      { ...DURATIONS, type: 'histogram', aggregator: 'sum', values: series.flatMap(histogramValues) },
+    ]
+  }
+
   /** `http_request_duration_seconds`, as the registry reads a metric. */
   histogram() {
-    const name = 'http_request_duration_seconds'
-    const help = 'Time from a request reaching the handler to its answer being ready'
-    const read = () => {
-      const values: { metricName: string; labels: Record<string, string | number>; value: number }[] = []
-      for (const { labels, buckets, count, sum } of this.byKey.values()) {
-        let cumulative = 0
-        for (let i = 0; i < buckets.length; i++) {
-          cumulative += buckets[i] as number
-          const le = i < BUCKETS.length ? (BUCKETS[i] as number) : '+Inf'
-          values.push({ metricName: `${name}_bucket`, labels: { ...labels, le }, value: cumulative })
-        }
-        values.push({ metricName: `${name}_sum`, labels, value: sum })
-        values.push({ metricName: `${name}_count`, labels, value: count })
-      }
-      return { name, help, type: 'histogram', values, aggregator: 'sum' }
-    }
+    const { name, help } = DURATIONS
+    const read = () => ({
+      name,
+      help,
+      type: 'histogram',
+      values: [...this.byKey.values()].flatMap(histogramValues),
+      aggregator: 'sum',
+    })
     return {
       name,
       help,
@@ -199,6 +252,21 @@ class RequestSeries {
       reset: () => this.byKey.clear(),
     }
   }
+}
+
+/** One series' values of the duration histogram: its cumulative buckets, sum and count. */
+function histogramValues({ labels, buckets, count, sum }: Series): MetricJson['values'] {
+  const name = DURATIONS.name
+  const values: MetricJson['values'] = []
+  let cumulative = 0
+  for (let i = 0; i < buckets.length; i++) {
+    cumulative += buckets[i] as number
+    const le = i < BUCKETS.length ? (BUCKETS[i] as number) : '+Inf'
+    values.push({ metricName: `${name}_bucket`, labels: { ...labels, le }, value: cumulative })
+  }
+  values.push({ metricName: `${name}_sum`, labels, value: sum })
+  values.push({ metricName: `${name}_count`, labels, value: count })
+  return values
 }
 
 const KNOWN_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'CONNECT', 'OPTIONS', 'TRACE', 'PATCH'])

@@ -127,12 +127,12 @@ function parseWorkers(text: string, from: string): number {
  * optional description after the first space. The URL is absolute (http or
  * https) or a path; a trailing `/` is dropped.
  */
-export function parsePublicUrl(text: string): { url: string; description?: string } {
+export function parsePublicUrl(text: string, from = '--public-url'): { url: string; description?: string } {
   const [, url = '', description = ''] = /^\s*(\S*)\s*(.*?)\s*$/s.exec(text) ?? []
   const problem = serverUrlProblem(url)
   if (problem !== undefined) {
     // The message shows no password: a flag is on screen, in `ps` and in logs.
-    throw new UsageError(`--public-url must be ${problem}, then an optional description, got "${redactedUrl(text)}"`)
+    throw new UsageError(`${from} must be ${problem}, then an optional description, got "${redactedUrl(text)}"`)
   }
   const trimmed = trimSlashes(url) || '/'
   return description ? { url: trimmed, description } : { url: trimmed }
@@ -167,9 +167,9 @@ function parseHost(text: string | undefined, from: string): string | undefined {
  * only when not the default), which is what it is compared with; any other text would match no
  * browser, silently.
  */
-function parseCorsOrigin(text: string): string {
+function parseCorsOrigin(text: string, from: string): string {
   const problem = text === '*' ? undefined : originProblem(text)
-  if (problem) throw new UsageError(`--cors ${problem} (or '*')`)
+  if (problem) throw new UsageError(`${from} ${problem} (or '*')`)
   return text
 }
 
@@ -206,72 +206,59 @@ export function parseCli(argv: readonly string[], env: Record<string, string | u
   if (values.key?.some((key) => key.trim() === '')) throw new UsageError('--key must not be empty')
   if (values['cursor-secret'] === '') throw new UsageError('--cursor-secret must not be empty')
   if (values['keys-file']?.trim() === '') throw new UsageError('--keys-file must not be empty')
-  // Flags win over the environment: any key flag, and both key variables are ignored.
-  const fromFlags = values.key !== undefined || values['keys-file'] !== undefined
-  const keysFile = fromFlags
-    ? values['keys-file'] !== undefined
-      ? { path: values['keys-file'], from: '--keys-file' }
-      : undefined
-    : env.PETSTORE_KEYS_FILE
-      ? { path: env.PETSTORE_KEYS_FILE, from: 'PETSTORE_KEYS_FILE' }
-      : undefined
-  const fixedKeys = (fromFlags ? (values.key ?? []) : (env.PETSTORE_API_KEYS ?? '').split(','))
-    .map((key) => key.trim())
-    .filter((key) => key !== '')
-  // Set but blank is unset (`PETSTORE_API_KEYS=` in a compose file); commas alone are a mistake.
-  if (!fromFlags && fixedKeys.length === 0 && (env.PETSTORE_API_KEYS ?? '').trim() !== '') {
-    throw new UsageError('PETSTORE_API_KEYS holds no key: give keys separated by commas')
-  }
+  const given = withEnvironment(values, env)
+  values = given.values
+  const { from } = given
+  const keysFile =
+    values['keys-file'] !== undefined ? { path: values['keys-file'], from: from('keys-file') } : undefined
+  const fixedKeys = (values.key ?? []).map((key) => key.trim()).filter((key) => key !== '')
   const keys = [...fixedKeys, ...(keysFile ? readKeysFile(keysFile.path, keysFile.from) : [])]
   const basePath = values['base-path'] ?? '/v1'
   const basePathWrong = basePathProblem(basePath)
-  if (basePathWrong !== undefined) throw new UsageError(`--base-path ${basePathWrong}, got "${basePath}"`)
+  if (basePathWrong !== undefined) throw new UsageError(`${from('base-path')} ${basePathWrong}, got "${basePath}"`)
   const options: CliOptions = {
-    port: values.port !== undefined ? parsePort(values.port, '--port') : env.PORT ? parsePort(env.PORT, 'PORT') : 8080,
-    host: parseHost(values.host, '--host') ?? (env.HOST || '127.0.0.1'),
-    db: values.db ?? (env.DATABASE_URL || 'sqlite:./petstore.db'),
-    dbFrom: values.db !== undefined ? '--db' : env.DATABASE_URL ? 'DATABASE_URL' : '--db',
-    dbIsDefault: values.db === undefined && !env.DATABASE_URL,
+    port: values.port !== undefined ? parsePort(values.port, from('port')) : 8080,
+    host: parseHost(values.host, from('host')) ?? '127.0.0.1',
+    db: values.db ?? 'sqlite:./petstore.db',
+    dbFrom: from('db'),
+    dbIsDefault: values.db === undefined,
     keys: keys.map((key) => key.trim()).filter((key) => key !== ''),
     basePath: trimSlashes(basePath),
-    cors: (values.cors ?? []).map(parseCorsOrigin),
-    publicUrls: (values['public-url'] ?? []).map(parsePublicUrl),
+    cors: (values.cors ?? []).map((origin) => parseCorsOrigin(origin, from('cors'))),
+    publicUrls: (values['public-url'] ?? []).map((url) => parsePublicUrl(url, from('public-url'))),
     docs: !values['no-docs'],
-    cursorSecret: values['cursor-secret'] || env.PETSTORE_CURSOR_SECRET || undefined,
-    workers:
-      values.workers !== undefined
-        ? parseWorkers(values.workers, '--workers')
-        : env.PETSTORE_WORKERS
-          ? parseWorkers(env.PETSTORE_WORKERS, 'PETSTORE_WORKERS')
-          : 1,
-    maxConnections: parseLimit(values['max-connections'], '--max-connections', 1_000_000),
+    cursorSecret: values['cursor-secret'] || undefined,
+    workers: values.workers !== undefined ? parseWorkers(values.workers, from('workers')) : 1,
+    maxConnections: parseLimit(values['max-connections'], from('max-connections'), 1_000_000),
     maxConnectionsPerAddress: parseLimit(
       values['max-connections-per-address'],
-      '--max-connections-per-address',
+      from('max-connections-per-address'),
       1_000_000,
     ),
-    firstRequestTimeoutMs: parseLimit(values['first-request-timeout'], '--first-request-timeout', 3_600_000),
+    firstRequestTimeoutMs: parseLimit(values['first-request-timeout'], from('first-request-timeout'), 3_600_000),
     statsIntervalMs: parseStatsInterval(env.PETSTORE_STATS_INTERVAL_MS),
     help: values.help ?? false,
     version: values.version ?? false,
     keysFile,
     fixedKeys,
-    log: values.log !== undefined ? oneOf(LOG_FORMATS, values.log, '--log') : process.stdout.isTTY ? 'pretty' : 'json',
-    logLevel: oneOf(LOG_LEVELS, values['log-level'] ?? 'info', '--log-level'),
-    metricsPort: values['metrics-port'] !== undefined ? parsePort(values['metrics-port'], '--metrics-port') : undefined,
+    log:
+      values.log !== undefined ? oneOf(LOG_FORMATS, values.log, from('log')) : process.stdout.isTTY ? 'pretty' : 'json',
+    logLevel: oneOf(LOG_LEVELS, values['log-level'] ?? 'info', from('log-level')),
+    metricsPort:
+      values['metrics-port'] !== undefined ? parsePort(values['metrics-port'], from('metrics-port')) : undefined,
     // Not --host: `--host 0.0.0.0` publishes the API, and must not publish the metrics with it.
-    metricsHost: parseHost(values['metrics-host'], '--metrics-host') ?? '127.0.0.1',
-    ...parseTestControl(values, env, (message) => new UsageError(message)),
+    metricsHost: parseHost(values['metrics-host'], from('metrics-host')) ?? '127.0.0.1',
+    ...parseTestControl(values, from, (message) => new UsageError(message)),
   }
   if (values['metrics-host'] !== undefined && options.metricsPort === undefined) {
-    throw new UsageError('--metrics-host needs --metrics-port')
+    throw new UsageError(`${from('metrics-host')} needs --metrics-port`)
   }
   for (const key of options.keys) {
     const problem = keyProblem(key)
     if (problem) throw new UsageError(problem)
   }
   // Checked on what was asked, not on what `auto` gave: the same command must not work on one CPU and fail on two.
-  const auto = (values.workers ?? env.PETSTORE_WORKERS) === 'auto'
+  const auto = values.workers === 'auto'
   if ((options.workers > 1 || auto) && (options.db === 'memory' || options.db === 'sqlite::memory:')) {
     throw new UsageError(
       `--db ${options.db} cannot be shared by several workers (each would hold pets of its own): ` +
@@ -279,6 +266,73 @@ export function parseCli(argv: readonly string[], env: Record<string, string | u
     )
   }
   return options
+}
+
+type Flag = keyof typeof OPTIONS
+type Values = ReturnType<typeof parse>['values']
+
+/** The names these flags had before each flag got `PETSTORE_` and its own name; they still work, after it. */
+const OLDER_NAMES: Partial<Record<Flag, string>> = {
+  port: 'PORT',
+  host: 'HOST',
+  db: 'DATABASE_URL',
+  key: 'PETSTORE_API_KEYS',
+}
+
+/**
+ * The environment variables of `flag`, the first set winning: `PETSTORE_` and the flag in upper
+ * snake case (`--test-control` is PETSTORE_TEST_CONTROL), then its older name, if any.
+ */
+export function environmentNames(flag: Flag): string[] {
+  const own = `PETSTORE_${flag.toUpperCase().replaceAll('-', '_')}`
+  const older = OLDER_NAMES[flag]
+  return older === undefined ? [own] : [own, older]
+}
+
+/** What a comma-separated variable of a repeatable flag holds, for its message. */
+const LIST_OF: Partial<Record<Flag, string>> = { key: 'key', cors: 'origin', 'public-url': 'URL' }
+
+/**
+ * `values` with each flag not given taken from its environment variable, and what each value came
+ * from (`--port`, or PETSTORE_PORT), for messages. Set but blank is unset (`PORT=` in a compose file).
+ * A repeatable flag's variable holds its values separated by commas; a switch's holds 1 or 0.
+ */
+function withEnvironment(
+  values: Values,
+  env: Record<string, string | undefined>,
+): { values: Values; from: (flag: Flag) => string } {
+  const sources = new Map<Flag, string>()
+  const merged: Record<string, unknown> = { ...values }
+  // Any key flag wins over every key variable: a command line that names its keys gets only those.
+  const keysGiven = values.key !== undefined || values['keys-file'] !== undefined
+  for (const flag of Object.keys(OPTIONS) as Flag[]) {
+    if (values[flag] !== undefined || flag === 'help' || flag === 'version') continue
+    if (keysGiven && (flag === 'key' || flag === 'keys-file')) continue
+    const name = environmentNames(flag).find((name) => (env[name] ?? '').trim() !== '')
+    if (name === undefined) continue
+    const text = env[name] as string
+    const option: { type: string; multiple?: boolean } = OPTIONS[flag]
+    if (option.type === 'boolean') merged[flag] = parseSwitch(text, name)
+    else if (option.multiple) {
+      const list = text
+        .split(',')
+        .map((value) => value.trim())
+        .filter((value) => value !== '')
+      const noun = LIST_OF[flag] ?? 'value'
+      if (list.length === 0) throw new UsageError(`${name} holds no ${noun}: give ${noun}s separated by commas`)
+      merged[flag] = list
+    } else merged[flag] = text
+    sources.set(flag, name)
+  }
+  return { values: merged as Values, from: (flag) => sources.get(flag) ?? `--${flag}` }
+}
+
+/** A switch's variable: 1 or true is on, 0 or false is off. */
+function parseSwitch(text: string, from: string): boolean {
+  const value = text.trim().toLowerCase()
+  if (value === '1' || value === 'true') return true
+  if (value === '0' || value === 'false') return false
+  throw new UsageError(`${from} must be 1 or 0, got "${text}"`)
 }
 
 /**
@@ -335,6 +389,9 @@ const OPTIONS = {
   help: { type: 'boolean', short: 'h' },
   version: { type: 'boolean', short: 'v' },
 } as const satisfies ParseArgsConfig['options']
+
+/** Every flag of the binary, by its long name (`test-control`). */
+export const FLAGS = Object.keys(OPTIONS) as Flag[]
 
 function parse(argv: readonly string[]) {
   return parseArgs({ args: [...argv], strict: true, allowPositionals: false, tokens: true, options: OPTIONS })

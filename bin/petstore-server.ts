@@ -26,10 +26,18 @@ import { reloadKeysOnSighup } from './keys-reload.js'
 import { aggregatedMetrics, type RequestMetrics, requestMetrics, serveMetrics } from './metrics.js'
 import { openStore } from './open-store.js'
 import { parseCli, UsageError } from './options.js'
+import { quietSqliteWarning } from './quiet-warnings.js'
 import { printStatsEvery } from './stats.js'
-import { faultWrapper, loadSeed, resetRoute, SeedError } from './test-control.js'
+import { faultWrapper, loadSeed, readSeed, resetRoute, SeedError, type SeedFile, seedOfText } from './test-control.js'
 import { USAGE } from './usage.js'
-import { cursorSecretFromPrimary, inWorker, keyFromPrimary, runPrimary, workerReady } from './workers.js'
+import {
+  cursorSecretFromPrimary,
+  inWorker,
+  keyFromPrimary,
+  runPrimary,
+  seedFromPrimary,
+  workerReady,
+} from './workers.js'
 
 /** `GET /healthz`, outside the API and its keys: is the store answering? */
 const healthRoute = (store: PetStore): Route => ({
@@ -106,6 +114,7 @@ function databaseHint(error: unknown, db: string): string {
 const oneLine = (error: unknown) => String((error as Error)?.message ?? error).split('\n', 1)[0] ?? ''
 
 async function main(): Promise<void> {
+  quietSqliteWarning()
   let options: ReturnType<typeof parseCli>
   try {
     options = parseCli(process.argv.slice(2), process.env)
@@ -138,10 +147,15 @@ async function main(): Promise<void> {
     }
   }
 
+  let seed: SeedFile | undefined
   if (options.seed !== undefined) {
     try {
-      // Under --workers the primary loads it before any worker starts; a worker only remembers it.
-      await loadSeed(store, options.seed, inWorker)
+      // Under --workers the primary reads the file and loads it before any worker starts; a worker
+      // gets the primary's text, and only remembers it.
+      seed = inWorker
+        ? seedOfText(`${options.seed.from} ${options.seed.path}`, await seedFromPrimary())
+        : readSeed(options.seed)
+      await loadSeed(store, seed, inWorker)
     } catch (error) {
       await store.close?.()
       fail(error instanceof SeedError ? error.message : `cannot load ${options.seed.from}: ${oneLine(error)}`)
@@ -166,6 +180,7 @@ async function main(): Promise<void> {
       await startMetrics(await aggregatedMetrics(), options.metricsPort, options.metricsHost)
     return runPrimary(options.workers, options.keys.length === 0 ? keys[0] : undefined, cursorSecret, {
       reloadsKeys: options.keysFile !== undefined,
+      seed: seed?.text,
     })
   }
   // Each worker draws its own faults: see docs/testing-clients.md on what order means then.

@@ -1,7 +1,7 @@
 /**
- * The binary's test-control flags: `--seed FILE` (PETSTORE_SEED),
- * `--test-control`, `--faults KIND:RATE,…`, `--latency MS|MIN-MAX` and
- * `--fault-seed N`, parsed into one plain object. Off unless asked for.
+ * The binary's test-control flags: `--seed FILE`, `--test-control`,
+ * `--faults KIND:RATE,…`, `--latency MS|MIN-MAX` and `--fault-seed N` (or
+ * their PETSTORE_ variables), parsed into one plain object. Off unless asked for.
  *
  * @module
  */
@@ -20,67 +20,64 @@ export interface TestControlOptions {
 
 /** A command-line mistake, as the binary's UsageError (passed in, to keep one class). */
 type Refuse = (message: string) => Error
+/** What a flag's value came from, for messages: `--faults`, or PETSTORE_FAULTS. */
+type From = (flag: 'seed' | 'faults' | 'latency' | 'fault-seed') => string
 
 /** `unavailable:0.1,after-commit:0.05`: each kind once, rates from 0 to 1, at most 1 in all. */
-function parseFaults(text: string, refuse: Refuse): Partial<Record<FaultKind, number>> {
+function parseFaults(text: string, from: string, refuse: Refuse): Partial<Record<FaultKind, number>> {
   const faults: Partial<Record<FaultKind, number>> = {}
   let total = 0
   for (const part of text.split(',')) {
     const [kind = '', rate = '', extra] = part.trim().split(':')
     if (!(FAULT_KINDS as readonly string[]).includes(kind) || extra !== undefined) {
-      throw refuse(`--faults takes KIND:RATE[,KIND:RATE…], KIND one of ${FAULT_KINDS.join(', ')}; got "${part}"`)
+      throw refuse(`${from} takes KIND:RATE[,KIND:RATE…], KIND one of ${FAULT_KINDS.join(', ')}; got "${part}"`)
     }
     const value = /^(0(\.[0-9]+)?|1(\.0+)?|\.[0-9]+)$/.test(rate) ? Number(rate) : Number.NaN
-    if (Number.isNaN(value)) throw refuse(`--faults ${kind} needs a rate from 0 to 1, e.g. ${kind}:0.1; got "${part}"`)
-    if (faults[kind as FaultKind] !== undefined) throw refuse(`--faults names ${kind} twice`)
+    if (Number.isNaN(value)) throw refuse(`${from} ${kind} needs a rate from 0 to 1, e.g. ${kind}:0.1; got "${part}"`)
+    if (faults[kind as FaultKind] !== undefined) throw refuse(`${from} names ${kind} twice`)
     faults[kind as FaultKind] = value
     total += value
   }
-  if (total > 1 + 1e-9) throw refuse(`--faults rates add up to ${Math.round(total * 1000) / 1000}, more than 1`)
+  if (total > 1 + 1e-9) throw refuse(`${from} rates add up to ${Math.round(total * 1000) / 1000}, more than 1`)
   return faults
 }
 
 /** `250` or `50-300`: milliseconds, at most {@link MAX_DELAY_MS}. */
-function parseLatency(text: string, refuse: Refuse): readonly [number, number] {
+function parseLatency(text: string, from: string, refuse: Refuse): readonly [number, number] {
   const match = /^([0-9]{1,6})(?:-([0-9]{1,6}))?$/.exec(text)
   const min = Number(match?.[1])
   const max = match?.[2] === undefined ? min : Number(match[2])
   if (!match || !(min <= max && max <= MAX_DELAY_MS)) {
     throw refuse(
-      `--latency must be MS or MIN-MAX, whole milliseconds up to ${MAX_DELAY_MS}, MIN at most MAX; got "${text}"`,
+      `${from} must be MS or MIN-MAX, whole milliseconds up to ${MAX_DELAY_MS}, MIN at most MAX; got "${text}"`,
     )
   }
   return [min, max]
 }
 
-/** The test-control flags of `values` (parseArgs') and `env`. */
+/** The test-control flags of `values` (parseArgs', with the environment's filled in); `from` names their source. */
 export function parseTestControl(
   values: { seed?: string; 'test-control'?: boolean; faults?: string; latency?: string; 'fault-seed'?: string },
-  env: Record<string, string | undefined>,
+  from: From,
   refuse: Refuse,
 ): TestControlOptions {
-  const seedPath = values.seed ?? (env.PETSTORE_SEED || undefined)
-  if (seedPath !== undefined && seedPath.trim() === '') throw refuse('--seed must not be empty')
+  const seedPath = values.seed
+  if (seedPath !== undefined && seedPath.trim() === '') throw refuse(`${from('seed')} must not be empty`)
   const faultSeedText = values['fault-seed']
-  if (faultSeedText !== undefined && !/^[0-9]{1,10}$/.test(faultSeedText)) {
-    throw refuse(`--fault-seed must be a whole number from 0 to 4294967295, got "${faultSeedText}"`)
-  }
-  const faultSeed = faultSeedText === undefined ? undefined : Number(faultSeedText)
-  if (faultSeed !== undefined && faultSeed > 0xffffffff) {
-    throw refuse(`--fault-seed must be a whole number from 0 to 4294967295, got "${faultSeedText}"`)
+  const faultSeed =
+    faultSeedText !== undefined && /^[0-9]{1,10}$/.test(faultSeedText) ? Number(faultSeedText) : undefined
+  if (faultSeedText !== undefined && !(faultSeed !== undefined && faultSeed <= 0xffffffff)) {
+    throw refuse(`${from('fault-seed')} must be a whole number from 0 to 4294967295, got "${faultSeedText}"`)
   }
   const options: TestControlOptions = {
-    seed:
-      seedPath === undefined
-        ? undefined
-        : { path: seedPath, from: values.seed !== undefined ? '--seed' : 'PETSTORE_SEED' },
+    seed: seedPath === undefined ? undefined : { path: seedPath, from: from('seed') },
     testControl: values['test-control'] ?? false,
-    faults: values.faults === undefined ? {} : parseFaults(values.faults, refuse),
-    latency: values.latency === undefined ? undefined : parseLatency(values.latency, refuse),
+    faults: values.faults === undefined ? {} : parseFaults(values.faults, from('faults'), refuse),
+    latency: values.latency === undefined ? undefined : parseLatency(values.latency, from('latency'), refuse),
     faultSeed,
   }
   if (faultSeed !== undefined && Object.keys(options.faults).length === 0 && options.latency === undefined) {
-    throw refuse('--fault-seed needs --faults or --latency')
+    throw refuse(`${from('fault-seed')} needs --faults or --latency`)
   }
   return options
 }

@@ -6,34 +6,41 @@
  * @module
  */
 import { randomInt } from 'node:crypto'
-import { readFileSync } from 'node:fs'
 import type { Route } from '../src/for-binary.js'
 import type { FetchHandler, ResettablePetStore } from '../src/index.js'
-import { fileProblem } from './options.js'
+import { parseSeedText, readSeedText, SeedFileError } from './seed-file.js'
 import type { TestControlOptions } from './test-control-options.js'
 
 /** A line for stderr, then exit 1: what the binary does with it. */
 export class SeedError extends Error {}
 
+/** A seed file read: what it names it by, its text (what the primary hands to its workers), its pets. */
+export interface SeedFile {
+  where: string
+  text: string
+  pets: unknown
+}
+
+/** The seed of `text`, which the primary read from the file `where` names and checked. */
+export const seedOfText = (where: string, text: string): SeedFile => ({ where, text, pets: parseSeedText(text) })
+
+/** Reads the `--seed` file once; a {@link SeedError} names it and says what is wrong, never what it holds. */
+export function readSeed(given: NonNullable<TestControlOptions['seed']>): SeedFile {
+  const where = `${given.from} ${given.path}`
+  try {
+    return seedOfText(where, readSeedText(given.path))
+  } catch (error) {
+    if (error instanceof SeedFileError) throw new SeedError(`cannot read ${where}: ${error.message}`)
+    throw error
+  }
+}
+
 /**
- * Loads the `--seed` file into `store` when it holds no pet, and makes it what a reset puts back.
+ * Loads the seed into `store` when it holds no pet, and makes it what a reset puts back.
  * A store with pets is left as it is, said once (by the primary under --workers, which seeds
  * before the workers start; they only remember the seed).
  */
-export async function loadSeed(
-  store: ResettablePetStore,
-  given: NonNullable<TestControlOptions['seed']>,
-  quiet: boolean,
-): Promise<void> {
-  const where = `${given.from} ${given.path}`
-  let pets: unknown
-  try {
-    pets = JSON.parse(readFileSync(given.path, 'utf8'))
-  } catch (error) {
-    const reason =
-      error instanceof SyntaxError ? `not JSON: ${error.message}` : fileProblem(error as NodeJS.ErrnoException)
-    throw new SeedError(`cannot read ${where}: ${reason}`)
-  }
+export async function loadSeed(store: ResettablePetStore, { where, pets }: SeedFile, quiet: boolean): Promise<void> {
   const { seed } = await import('../src/testing.js')
   let loaded: boolean
   try {

@@ -8,47 +8,57 @@ export const USAGE = `Usage: petstore-server [options]
 
 Serves the Petstore v1 API over HTTP.
 
-Options:
-  --port N          port to listen on; 0 picks a free one     (env PORT, default 8080)
-  --host HOST       address to bind                           (env HOST, default 127.0.0.1)
-  --db URL          where pets live, see below                (env DATABASE_URL, default sqlite:./petstore.db)
-  --key KEY         an accepted API key; repeat for several   (env PETSTORE_API_KEYS, comma-separated)
-  --keys-file PATH  accepted keys, one per line; # comments   (env PETSTORE_KEYS_FILE)
-  --base-path PATH  path prefix of the API                    (default /v1)
-  --cors ORIGIN     allow browsers from ORIGIN ('*' for any); repeatable
+Options (each also an environment variable, in parentheses):
+  --port N          port to listen on; 0 picks a free one     (PETSTORE_PORT or PORT; default 8080)
+  --host HOST       address to bind                           (PETSTORE_HOST or HOST; default 127.0.0.1)
+  --db URL          where pets live, see below                (PETSTORE_DB or DATABASE_URL;
+                                                               default sqlite:./petstore.db)
+  --key KEY         an accepted API key; repeat for several   (PETSTORE_KEY or PETSTORE_API_KEYS)
+  --keys-file PATH  accepted keys, one per line; # comments   (PETSTORE_KEYS_FILE)
+  --base-path PATH  path prefix of the API                    (PETSTORE_BASE_PATH; default /v1)
+  --cors ORIGIN     allow browsers from ORIGIN ('*' for any); repeatable (PETSTORE_CORS)
   --public-url 'URL [DESCRIPTION]'
                     a public address of the API, base path included, listed in
-                    openapi.json's servers; repeatable (default: the base path)
-  --no-docs         do not serve the API reference page at {base path}/docs
+                    openapi.json's servers; repeatable (PETSTORE_PUBLIC_URL; default: the base path)
+  --no-docs         do not serve the API reference page at {base path}/docs (PETSTORE_NO_DOCS=1)
   --cursor-secret S signs the list's cursors; give every process on one database the same
-                    (env PETSTORE_CURSOR_SECRET, default random for this run)
-  --workers N       processes sharing the port, 1 to 256; auto: 1 per CPU (env PETSTORE_WORKERS, default 1)
+                    (PETSTORE_CURSOR_SECRET; default random for this run)
+  --workers N       processes sharing the port, 1 to 256; auto: 1 per CPU (PETSTORE_WORKERS; default 1)
   --max-connections N
                     connections open at once (per worker, up to 1000000); at the cap the
-                    one idle the longest is closed to make room; 0: no cap (default 1024)
+                    one idle the longest is closed to make room; 0: no cap
+                    (PETSTORE_MAX_CONNECTIONS; default 1024)
   --max-connections-per-address N
-                    the same, per client address; 0: no cap      (default 0)
+                    the same, per client address; 0: no cap
+                    (PETSTORE_MAX_CONNECTIONS_PER_ADDRESS; default 0)
   --first-request-timeout MS
                     time a new connection has to send its first request, up to 3600000;
-                    0: off                                    (default 5000)
-  --log FORMAT      access log on stdout: json, pretty or off (default: pretty on a terminal, else json)
-  --log-level LEVEL debug, info, warn (4xx and 5xx only), error (5xx only) or silent (default info)
+                    0: off (PETSTORE_FIRST_REQUEST_TIMEOUT; default 5000)
+  --log FORMAT      access log on stdout: json, pretty or off
+                    (PETSTORE_LOG; default: pretty on a terminal, else json)
+  --log-level LEVEL debug, info, warn (4xx and 5xx only), error (5xx only) or silent
+                    (PETSTORE_LOG_LEVEL; default info)
   --metrics-port N  serve Prometheus /metrics on this port, a listener of its own; 0 picks a
-                    free one, said on stderr. Needs prom-client (default: no metrics)
+                    free one, said on stderr. Needs prom-client (PETSTORE_METRICS_PORT; default: none)
   --metrics-host HOST
-                    address the metrics listener binds, whatever --host is (default 127.0.0.1)
-  --seed FILE       a JSON array of pets loaded into an empty store at start (env PETSTORE_SEED)
+                    address the metrics listener binds, whatever --host is
+                    (PETSTORE_METRICS_HOST; default 127.0.0.1)
+  --seed FILE       a JSON array of pets loaded into an empty store at start, up to 16 MiB
+                    (PETSTORE_SEED)
   --test-control    serve POST /__petstore/reset (a key needed) and honour
-                    Prefer: fault=KIND and Prefer: delay=MS               (default off)
+                    Prefer: fault=KIND and Prefer: delay=MS (PETSTORE_TEST_CONTROL=1; default off)
   --faults KIND:RATE[,KIND:RATE…]
                     inject faults into that share of API requests; KIND is unavailable,
-                    after-commit, rate-limited, internal or reset
+                    after-commit, rate-limited, internal or reset (PETSTORE_FAULTS)
   --latency MS|MIN-MAX
-                    delay every API request, up to 30000 ms
+                    delay every API request, up to 30000 ms (PETSTORE_LATENCY)
   --fault-seed N    the seed of the draws: the same seed and request order replay
-                    the same faults (default: random, said on stderr)
+                    the same faults (PETSTORE_FAULT_SEED; default: random, said on stderr)
   -h, --help        print this help
   -v, --version     print the version
+
+Flags win over the environment; a variable set but blank is unset. A repeatable flag's
+variable takes its values separated by commas; a switch's takes 1 or 0.
 
 --db values:
   memory                                  pets in memory, gone when the process ends

@@ -46,6 +46,16 @@ interface ReadyMessage {
 const isReady = (message: unknown): message is ReadyMessage =>
   typeof message === 'object' && message !== null && (message as ReadyMessage).petstore === 'ready'
 
+/** A worker asks for the seed; the primary answers with the text it read at start. */
+interface SeedMessage {
+  petstore: 'seed'
+  text: string
+}
+const isSeedAsk = (message: unknown) =>
+  typeof message === 'object' && message !== null && (message as { petstore?: unknown }).petstore === 'seed?'
+const isSeed = (message: unknown): message is SeedMessage =>
+  typeof message === 'object' && message !== null && (message as SeedMessage).petstore === 'seed'
+
 const log = (message: string) => process.stderr.write(`petstore-server: ${message}\n`)
 
 /**
@@ -59,6 +69,23 @@ export function keyFromPrimary(): string | undefined {
 /** In a worker: the cursor secret the primary chose (configured or generated); the same for every worker. */
 export function cursorSecretFromPrimary(): string | undefined {
   return inWorker ? process.env[CURSOR_SECRET_ENV] || undefined : undefined
+}
+
+/**
+ * In a worker: the seed file's text, as the primary read it at start. A worker never reads
+ * the file: one changed or removed since would give workers different pets, or none.
+ * Asked for, not pushed: a message sent before the worker listens for it would be lost.
+ */
+export function seedFromPrimary(): Promise<string> {
+  return new Promise((resolve) => {
+    const listener = (message: unknown) => {
+      if (!isSeed(message)) return
+      process.off('message', listener)
+      resolve(message.text)
+    }
+    process.on('message', listener)
+    process.send?.({ petstore: 'seed?' })
+  })
 }
 
 /**
@@ -110,12 +137,13 @@ interface WorkerState {
  *
  * `generatedKey` is the key the primary generated and printed, when none was
  * configured; the workers receive it, and `cursorSecret`, through their environment.
+ * `seed` is the seed file's text, read once: each worker asks for it at its start.
  */
 export function runPrimary(
   count: number,
   generatedKey: string | undefined,
   cursorSecret: string,
-  { reloadsKeys }: { reloadsKeys: boolean },
+  { reloadsKeys, seed }: { reloadsKeys: boolean; seed?: string | undefined },
 ): void {
   const env: Record<string, string> = { [WORKER_ENV]: '1', [CURSOR_SECRET_ENV]: cursorSecret }
   if (generatedKey !== undefined) env[KEY_ENV] = generatedKey
@@ -144,6 +172,9 @@ export function runPrimary(
     // Without a listener, a failed fork or IPC error would end the primary.
     worker.on('error', (error) => log(`worker ${worker.id}: ${error.message}`))
     worker.on('message', (message: unknown) => {
+      if (isSeedAsk(message) && seed !== undefined) {
+        return void worker.send({ petstore: 'seed', text: seed } satisfies SeedMessage)
+      }
       if (!isReady(message) || phase === 'stopping') return
       if (announced !== undefined && message.port !== announced) {
         // Those it was to share the socket with died while it started: it bound a port of its own.

@@ -1,6 +1,6 @@
 // Bun: the Petstore API on Bun.serve, with pets in memory.
 //
-//   PORT=8080 PETSTORE_API_KEYS=secret bun examples/bun.ts
+//   PORT=8080 PETSTORE_API_KEYS=secret bun bun.ts
 //   curl -H 'authorization: Bearer secret' http://127.0.0.1:8080/v1/pets
 import { createPetstore, memoryStore } from 'petstore-server'
 import { serve } from 'petstore-server/bun'

@@ -1,6 +1,6 @@
 // Deno: the Petstore API on Deno.serve, with pets in memory.
 //
-//   PORT=8080 PETSTORE_API_KEYS=secret deno run --allow-net --allow-env examples/deno.ts
+//   PORT=8080 PETSTORE_API_KEYS=secret deno run --allow-net --allow-env deno.ts
 //   curl -H 'authorization: Bearer secret' http://127.0.0.1:8080/v1/pets
 import { createPetstore, memoryStore } from 'petstore-server'
 import { serve } from 'petstore-server/deno'

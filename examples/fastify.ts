@@ -1,6 +1,6 @@
 // Fastify: the Petstore API under /api, beside the app's own routes and their JSON parser.
 //
-//   PORT=3000 PETSTORE_API_KEYS=secret npx tsx examples/fastify.ts
+//   PORT=3000 PETSTORE_API_KEYS=secret npx tsx fastify.ts
 //   curl -H 'authorization: Bearer secret' http://127.0.0.1:3000/api/v1/pets
 import Fastify from 'fastify'
 import { createPetstore, memoryStore } from 'petstore-server'

@@ -1,6 +1,6 @@
 // Hono: the Petstore API under /api, beside the app's own routes (served on Node by @hono/node-server).
 //
-//   PORT=3000 PETSTORE_API_KEYS=secret npx tsx examples/hono.ts
+//   PORT=3000 PETSTORE_API_KEYS=secret npx tsx hono.ts
 //   curl -H 'authorization: Bearer secret' http://127.0.0.1:3000/api/v1/pets
 import { serve } from '@hono/node-server'
 import { Hono } from 'hono'

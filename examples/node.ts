@@ -1,6 +1,6 @@
 // Plain Node: the Petstore API on node:http, with pets in memory.
 //
-//   PORT=8080 PETSTORE_API_KEYS=secret npx tsx examples/node.ts
+//   PORT=8080 PETSTORE_API_KEYS=secret npx tsx node.ts
 //   curl -H 'authorization: Bearer secret' http://127.0.0.1:8080/v1/pets
 import { createPetstore, memoryStore } from 'petstore-server'
 import { serve } from 'petstore-server/node'

@@ -3,7 +3,7 @@
 // test passes a fresh memoryStore, seeded with what it needs. The handler is a function,
 // so the tests call it with Requests.
 //
-//   node --import tsx --test examples/testing-with-memory-store.test.ts
+//   node --import tsx --test testing-with-memory-store.test.ts
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { createPetstore, type FetchHandler, memoryStore, type PetStore, PetstoreError } from 'petstore-server'

@@ -4,7 +4,9 @@
  * contract the HTTP API relies on, under node:test, vitest or any runner
  * with `describe` and `it(name, options, fn)`. It imports no runner and no
  * Node module. `seed()` loads pets into a store; `withFaults()` makes a
- * handler fail on purpose, replayably (see docs/testing-clients.md).
+ * handler fail on purpose, replayably (see "Testing your client",
+ * https://github.com/petstore-server/petstore-server/blob/main/docs/testing-clients.md:
+ * the package ships no docs/).
  *
  * @example
  * ```ts

@@ -103,3 +103,33 @@ test('a frozen or dying worker: scrapes answer 200 within the bound, counters ne
     await server.stop('SIGKILL').catch(() => undefined)
   }
 })
+
+test('what workers counted since the last scrape survives their SIGKILL', { timeout: 120_000 }, async () => {
+  const server: RunningServer = await startServer([
+    ...['--workers', '2', '--port', '0', '--key', KEY, '--db', `sqlite:${join(dir, 'killed.db')}`],
+    ...['--metrics-port', '0', '--log', 'off'],
+  ])
+  try {
+    await until(() => readyPids(server.stderr()).length === 2, 'two workers ready', 40_000)
+    const url = metricsUrl(server) ?? ''
+    const before = await scrape(url)
+    assert.equal(before.status, 200, before.text)
+    for (let i = 0; i < 100; i++) {
+      const answer = await request(false, server.port, {
+        path: '/v1/pets',
+        headers: { authorization: `Bearer ${KEY}`, connection: 'close' },
+      })
+      assert.equal(answer.status, 200)
+    }
+    for (const pid of readyPids(server.stderr())) process.kill(pid, 'SIGKILL')
+    const killed = await scrape(url)
+    assert.equal(killed.status, 200, killed.text)
+    assert.equal(killed.total, before.total + 100, 'the dead workers still count their 100 requests')
+    await until(() => readyPids(server.stderr()).length === 4, 'two replacements ready', 40_000)
+    const replaced = await scrape(url)
+    assert.equal(replaced.total, before.total + 100)
+    assert.equal(sumOf(parsePrometheus(replaced.text), 'http_request_duration_seconds_count'), before.total + 100)
+  } finally {
+    await server.stop('SIGKILL').catch(() => undefined)
+  }
+})

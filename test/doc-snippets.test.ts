@@ -8,15 +8,18 @@
  */
 import assert from 'node:assert/strict'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
-import { join } from 'node:path'
+import { dirname, join } from 'node:path'
 import { after, describe, it } from 'node:test'
 import ts from 'typescript'
 import { type CodeBlock, codeBlocks, docFiles, readDoc } from './helpers/markdown.js'
-import { killAll, repoRoot, runScriptToExit, startScript } from './helpers/spawn-server.js'
+import { killAll, NODE_TSX, repoRoot, runScriptToExit, startScript } from './helpers/spawn-server.js'
 
 const KEY = 'doc-test-key'
-/** `run`, `serve` and `typecheck` (the default) here; the `embed-` ones in test/readme-embed.test.ts. */
-const MARKER = /^(typecheck|run|serve|embed-commands|embed-start|embed-file [\w.-]+)$/
+/**
+ * `run`, `serve`, `typecheck` (the default), `file NAME` and `client-commands` here; the `embed-`
+ * ones in test/readme-embed.test.ts.
+ */
+const MARKER = /^(typecheck|run|serve|client-commands|file [\w.-]+|embed-commands|embed-start|embed-file [\w.-]+)$/
 
 const blocks = docFiles(repoRoot).flatMap((file) => codeBlocks(file, readDoc(repoRoot, file)))
 const typescript = blocks.filter((block) => block.lang === 'ts' || block.lang === 'typescript')
@@ -62,8 +65,19 @@ function typeErrors(sources: Map<string, string>): string[] {
   })
 }
 
-/** Where a block lives as a module: beside the Markdown file it came from, named after its line. */
-const modulePath = (block: CodeBlock) => join(repoRoot, `${block.file.replace(/\.md$/, '')}.line-${block.line}.ts`)
+/** `<!-- doc-test: file NAME -->`: the block is the file NAME, which the page's other files import. */
+const fileName = (block: CodeBlock) => /^file ([\w.-]+)$/.exec(block.marker ?? '')?.[1]
+
+/**
+ * Where a block lives as a module: beside the Markdown file it came from, under its file name
+ * if the page gives one, else named after its line.
+ */
+const modulePath = (block: CodeBlock) => {
+  const file = fileName(block)
+  return file === undefined
+    ? join(repoRoot, `${block.file.replace(/\.md$/, '')}.line-${block.line}.ts`)
+    : join(repoRoot, dirname(block.file), file)
+}
 
 /** Turns `docs/x.line-12.ts:3: …` into `docs/x.md:15: …`, the line in the Markdown file. */
 function inMarkdown(error: string, byPath: Map<string, CodeBlock>): string {
@@ -124,4 +138,52 @@ describe('TypeScript in the docs', () => {
       })
     }
   })
+})
+
+/**
+ * A page's test of a client, run as the page says: its `file NAME` blocks saved side by side,
+ * the `petstore-server …` command of its `client-commands` block started there (on a free port,
+ * given to the test as PETSTORE_ORIGIN), then its `npx tsx --test FILE`.
+ */
+describe('client tests the docs run against the binary', () => {
+  const commandBlocks = blocks.filter((block) => block.marker === 'client-commands')
+  it('some pages have one', () => assert.ok(commandBlocks.length >= 1, `found ${commandBlocks.length}`))
+
+  for (const block of commandBlocks) {
+    it(`${name(block)}: the test passes against the server`, { timeout: 120_000 }, async () => {
+      const commands = block.code
+        .replace(/\s*\\\n\s*/g, ' ')
+        .split('\n')
+        .map((line) => line.trim())
+        .filter((line) => line !== '' && !line.startsWith('#'))
+      const [serve = '', run = ''] = commands
+      assert.equal(commands.length, 2, `${name(block)}: a petstore-server line, then an npx tsx --test line`)
+      assert.match(serve, /^petstore-server( [\w.:,=/-]+)+$/)
+      const testFile = /^npx tsx --test ([\w.-]+)$/.exec(run)?.[1]
+      assert.ok(testFile, `${name(block)}: ${run}`)
+      const dir = mkdtempSync(join(repoRoot, '.doc-client-'))
+      try {
+        for (const file of blocks.filter((other) => other.file === block.file && fileName(other))) {
+          writeFileSync(join(dir, fileName(file) as string), file.code)
+        }
+        const runtime = { ...NODE_TSX, cwd: dir }
+        const args = [...serve.split(' ').slice(1), '--port', '0']
+        const server = await startScript(join(repoRoot, 'bin/petstore-server.ts'), args, {}, runtime)
+        try {
+          const tests = { ...runtime, args: [...NODE_TSX.args, '--test'] }
+          const { code, stdout, stderr } = await runScriptToExit(
+            testFile,
+            [],
+            { PETSTORE_ORIGIN: server.origin },
+            tests,
+          )
+          assert.equal(code, 0, `${testFile} exited ${code}:\n${stdout}${stderr}`)
+        } finally {
+          await server.stop()
+        }
+      } finally {
+        rmSync(dir, { recursive: true, force: true })
+      }
+    })
+  }
 })

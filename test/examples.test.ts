@@ -38,3 +38,27 @@ it("the MSW example's scripts are in docs/msw.md verbatim, and are run by a test
   assert.match(read('examples/msw/serve.ts'), /here\('\.\/app\.ts'\)/)
   assert.match(read('package.json'), /examples\/\*\/\*\.test\.ts/)
 })
+
+it('a copied example, and the JSDoc of the package, name no path the package lacks', () => {
+  // Copied into a project, an example's run line must name the file itself: there is no examples/ there.
+  const copied = [...examples.map((file) => `examples/${file}`), 'examples/msw/setup-server.test.ts']
+  const runLines = copied.flatMap((path) =>
+    read(path)
+      .split('\n')
+      .filter((line) => line.startsWith('//') && /examples\//.test(line) && !/wrangler/.test(line))
+      .map((line) => `${path}: ${line}`),
+  )
+  assert.deepEqual(runLines, [])
+  // The package ships dist/ without docs/ or examples/: its entry files' JSDoc links to the repository.
+  const entries = [
+    'src/index.ts',
+    'src/testing.ts',
+    ...readdirSync(join(repoRoot, 'adapters')).map((f) => `adapters/${f}`),
+  ]
+  const bare = entries
+    .filter((path) => path.endsWith('.ts'))
+    .flatMap((path) =>
+      [...read(path).matchAll(/(?<![/\w])(?:docs|examples)\/[\w./-]+\.(?:md|ts)/g)].map((m) => `${path}: ${m[0]}`),
+    )
+  assert.deepEqual(bare, [])
+})

@@ -111,6 +111,10 @@ describe('petstoreHandlers under setupServer', () => {
     // Under baseUrl, so the API answers it, as createPetstore alone would.
     const docs = await fetch(`${baseUrl}/docs`, { headers: auth })
     assert.equal(docs.status, 404)
+    // The key comes first, as docs/msw.md says: without one, the same path is a 401.
+    const keyless = await fetch(`${baseUrl}/docs`)
+    assert.equal(keyless.status, 401)
+    assert.equal((await keyless.json()).code, 'unauthorized')
     assert.deepEqual(unhandled, [])
   })
 

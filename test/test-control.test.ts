@@ -17,7 +17,8 @@ import { after, describe, test } from 'node:test'
 import { createPetstore, memoryStore, type PetStore } from '../src/index.js'
 import { seed, withFaults } from '../src/testing.js'
 import { inFreshMysqlDatabase, inFreshSchema } from './helpers/load.js'
-import { killAll, metricsUrl, type RunningServer, runToExit, startServer } from './helpers/spawn-server.js'
+import { killAll, metricsUrl, type RunningServer, readyPids, runToExit, startServer } from './helpers/spawn-server.js'
+import { until } from './helpers/until.js'
 
 const KEY = 'control-key'
 const AUTH = { authorization: `Bearer ${KEY}` }
@@ -134,6 +135,44 @@ describe('--seed and POST /__petstore/reset', () => {
         assert.deepEqual(await ids(server), [10, 11])
       }
       assert.equal(((await (await create(server, { connection: 'close' })).json()) as { id: number }).id, 12)
+    } finally {
+      await server.stop()
+    }
+  })
+
+  test('--workers 2: a replacement worker resets to the seed read at start, whatever the file holds now', {
+    timeout: 120_000,
+  }, async () => {
+    const file = join(dir, 'workers-seed.json')
+    writeFileSync(file, JSON.stringify(SEED))
+    const db = `sqlite:${join(dir, 'workers-seed.db')}`
+    const server = await startServer([
+      ...['--port', '0', '--key', KEY, '--db', db, '--seed', file, '--test-control', '--workers', '2'],
+    ])
+    /** Resets and lists over fresh connections, which the primary hands to both workers in turn. */
+    const resetsEverywhere = async () => {
+      for (let i = 0; i < 4; i++) {
+        const reset = await call(server, '/__petstore/reset', { method: 'POST', headers: { connection: 'close' } })
+        assert.equal(reset.status, 204)
+        assert.deepEqual(await ids(server), [10, 11], `reset ${i}`)
+      }
+    }
+    try {
+      await until(() => readyPids(server.stderr()).length === 2, 'two workers ready', 40_000)
+      const [first, healthy] = readyPids(server.stderr()) as [number, number]
+      writeFileSync(file, JSON.stringify([{ id: 50, name: 'Changed', categoryId: 9 }]))
+      process.kill(first, 'SIGKILL')
+      await until(() => readyPids(server.stderr()).length === 3, 'a replacement ready', 40_000)
+      await resetsEverywhere()
+
+      rmSync(file)
+      const replacement = readyPids(server.stderr())[2] as number
+      process.kill(replacement, 'SIGKILL')
+      await until(() => readyPids(server.stderr()).length === 4, 'a second replacement ready', 40_000)
+      await resetsEverywhere()
+      // Signal 0 only asks whether it is there: the healthy worker was never stopped.
+      process.kill(healthy, 0)
+      assert.doesNotMatch(server.stderr(), /giving up|exited before it was ready/)
     } finally {
       await server.stop()
     }

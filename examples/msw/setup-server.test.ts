@@ -1,7 +1,7 @@
 // Testing a client of the Petstore API with MSW in Node: setupServer answers its fetches with
 // the real API (validation, errors, keys, pagination), each test on a fresh store.
 //
-//   node --import tsx --test examples/msw/setup-server.test.ts
+//   node --import tsx --test setup-server.test.ts
 import assert from 'node:assert/strict'
 import { after, afterEach, before, test } from 'node:test'
 import { setupServer } from 'msw/node'

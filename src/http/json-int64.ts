@@ -53,7 +53,38 @@ function integerOf(token: string): bigint | undefined | null {
  */
 export function withExactIntegers(text: string, body: unknown, keys: readonly string[]): unknown {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) return body
-  const object = body as Record<string, unknown>
+  const inexact = inexactKeys(text, body as Record<string, unknown>, keys)
+  if (inexact === undefined) return body
+  return exactOf(body as Record<string, unknown>, digitsOf(text) as Record<string, string>, inexact)
+}
+
+/**
+ * {@link withExactIntegers} for each object of an array (a seed file): `list`, parsed from
+ * `text`, with the `keys` of each of its objects read exactly.
+ *
+ * @example
+ * ```ts
+ * const text = '[{"categoryId":1},{"categoryId":9007199254740993}]'
+ * withExactIntegersEach(text, JSON.parse(text), ['categoryId']) // → [{ categoryId: 1 }, { categoryId: 9007199254740993n }]
+ * ```
+ */
+export function withExactIntegersEach(text: string, list: unknown, keys: readonly string[]): unknown {
+  if (!Array.isArray(list)) return list
+  const inexact = list.map((entry) =>
+    typeof entry === 'object' && entry !== null && !Array.isArray(entry)
+      ? inexactKeys(text, entry as Record<string, unknown>, keys)
+      : undefined,
+  )
+  if (inexact.every((keys) => keys === undefined)) return list
+  const digits = digitsOf(text) as Record<string, string>[]
+  return list.map((entry, index) => {
+    const keys = inexact[index]
+    return keys === undefined ? entry : exactOf(entry as Record<string, unknown>, digits[index] ?? {}, keys)
+  })
+}
+
+/** The `keys` of `object` whose integer `JSON.parse` may have rounded; `undefined` for none. */
+function inexactKeys(text: string, object: Record<string, unknown>, keys: readonly string[]): string[] | undefined {
   // A loop, not `filter`: the usual body has no such integer, and then nothing is allocated.
   let inexact: string[] | undefined
   // A safe integer may also have been rounded to: 1e-400 reads as 0, 1.0000000000000001 as 1. Only text
@@ -69,15 +100,22 @@ export function withExactIntegers(text: string, body: unknown, keys: readonly st
     inexact ??= []
     inexact.push(key)
   }
-  if (inexact === undefined) return body
-  // Every number becomes a string of its own digits; the last duplicate key still wins, as in `body`.
-  const tokens = JSON.parse(text.replace(TOKEN, (token) => (token[0] === '"' ? token : `"${token}"`))) as Record<
-    string,
-    string
-  >
+  return inexact
+}
+
+/** `text` parsed with every number a string of its own digits; the last duplicate key still wins, as in JSON.parse. */
+const digitsOf = (text: string): unknown =>
+  JSON.parse(text.replace(TOKEN, (token) => (token[0] === '"' ? token : `"${token}"`)))
+
+/** `object` with each of `inexact` read again from `digits`, its own numbers as text. */
+function exactOf(
+  object: Record<string, unknown>,
+  digits: Record<string, string>,
+  inexact: readonly string[],
+): Record<string, unknown> {
   const exact = { ...object }
   for (const key of inexact) {
-    const integer = integerOf(tokens[key] as string)
+    const integer = integerOf(digits[key] as string)
     if (integer === null) continue
     // A safe integer stays a number (`1.0`, `1e2`), as JSON.parse gave it.
     exact[key] = integer === undefined ? Number.NaN : Number.isSafeInteger(Number(integer)) ? Number(integer) : integer

@@ -10,6 +10,7 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
+import { environmentNames, FLAGS } from '../../bin/options.js'
 
 /** The repository root, two levels up from this file (`test/helpers/`). */
 export const repoRoot = fileURLToPath(new URL('../../', import.meta.url))
@@ -20,15 +21,7 @@ const READY_TIMEOUT_MS = 40_000
 const EXIT_TIMEOUT_MS = 40_000
 
 /** Variables that would change what the binary does: passed to a child only when a test gives them. */
-const SCRUBBED = [
-  'PORT',
-  'HOST',
-  'DATABASE_URL',
-  'PETSTORE_API_KEYS',
-  'PETSTORE_KEYS_FILE',
-  'PETSTORE_WORKERS',
-  'NODE_TEST_CONTEXT',
-]
+const SCRUBBED = [...FLAGS.flatMap((flag) => environmentNames(flag)), 'NODE_TEST_CONTEXT']
 
 const children = new Set<ChildProcess>()
 
