@@ -64,8 +64,8 @@ export function withExactIntegers(text: string, body: unknown, keys: readonly st
  *
  * @example
  * ```ts
- * const text = '[{"categoryId":1},{"categoryId":9007199254740993}]'
- * withExactIntegersEach(text, JSON.parse(text), ['categoryId']) // → [{ categoryId: 1 }, { categoryId: 9007199254740993n }]
+ * const text = '[{"n":1},{"n":9007199254740993}]'
+ * withExactIntegersEach(text, JSON.parse(text), ['n']) // → [{ n: 1 }, { n: 9007199254740993n }]
  * ```
  */
 export function withExactIntegersEach(text: string, list: unknown, keys: readonly string[]): unknown {
