@@ -218,6 +218,38 @@ describe('the binary while its database goes away', () => {
     await outage(base, await mariadb(base))
   })
 
+  it('PostgreSQL: a dropped database is a 503 on every path, as /healthz says', {
+    skip: !POSTGRES_URL && 'PETSTORE_TEST_POSTGRES_URL not set',
+  }, async () => {
+    const name = `petstore_dropped_${randomBytes(4).toString('hex')}`
+    const admin = new pg.Pool({ connectionString: POSTGRES_URL, max: 1 })
+    await admin.query(`create database ${name}`)
+    let server: RunningServer | undefined
+    try {
+      const url = new URL(POSTGRES_URL ?? '')
+      url.pathname = `/${name}`
+      server = await startServer(['--port', '0', '--key', KEY, '--db', url.href, '--test-control'])
+      assert.equal((await request(server, '/v1/pets', { name: 'Rex', categoryId: 1 })).status, 201)
+      await admin.query(`drop database ${name} with (force)`)
+      for (const [path, json] of [
+        ['/v1/pets', undefined],
+        ['/v1/pets', { name: 'Lost', categoryId: 2 }],
+        ['/v1/pets/1', undefined],
+        ['/__petstore/reset', {}],
+        ['/healthz', undefined],
+      ] as const) {
+        const answer = await request(server, path, json)
+        assert.equal(answer.status, 503, `${path}: ${JSON.stringify(answer.body)}`)
+        assert.equal(answer.body.code, 'unavailable')
+      }
+      assert.equal(server.child.exitCode, null, 'still running')
+    } finally {
+      await server?.stop('SIGKILL')
+      await admin.query(`drop database if exists ${name} with (force)`)
+      await admin.end()
+    }
+  })
+
   for (const url of ['postgres://u:secretpw@127.0.0.1:1/x', 'mysql://u:secretpw@127.0.0.1:1/x']) {
     it(`an unreachable ${url.split(':')[0]} at start: exit 1, one line on stderr, no password`, async () => {
       const run = await runToExit(['--port', '0', '--key', KEY, '--db', url])

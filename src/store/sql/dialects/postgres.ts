@@ -175,6 +175,7 @@ const UNAVAILABLE = new Set([
   '57P03', // cannot connect now
   '57014', // statement timeout (or canceled)
   '53300', // too many connections
+  '3D000', // the database does not exist: dropped, or not made yet
 ])
 
 const RACE = new Set([
