@@ -71,7 +71,7 @@ interface Upload {
  * (`node:http`'s client stops relaying 'drain' once the answer has arrived,
  * and a client that goes on sending after its answer is the case under test.)
  */
-async function uploadChunked(port: number, total: number): Promise<Upload> {
+async function uploadChunked(port: number, total: number, path = '/v1/pets', key = KEY): Promise<Upload> {
   const chunk = Buffer.alloc(64 * 1024, 'a')
   const frame = Buffer.from(`${chunk.byteLength.toString(16)}\r\n`)
   const connection = await openSocket(port)
@@ -82,7 +82,7 @@ async function uploadChunked(port: number, total: number): Promise<Upload> {
     if (Number.isNaN(answeredAfterMs)) answeredAfterMs = performance.now() - started
   })
   socket.write(
-    `POST /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${KEY}\r\n` +
+    `POST ${path} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\n` +
       'Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n',
   )
   let sent = 0
@@ -230,6 +230,27 @@ describe('slow and hostile clients', { concurrency: true, timeout: 30_000 }, () 
       assert.ok(afterUpload.rss - before.rss < 50, 'RSS grew by less than 50 MiB')
       assert.ok(afterUpload.peak - before.peak < 50, 'peak RSS grew by less than 50 MiB')
       await assertServing(server.port, 'after the upload')
+    } finally {
+      await server.stop()
+    }
+  })
+
+  test('the binary: a body no route reads is drained to 8 MiB at most, on every path', async () => {
+    const server = await startServer(['--port', '0', '--key', KEY, '--db', 'memory', '--test-control'])
+    try {
+      for (const [path, key, status] of [
+        ['/healthz', KEY, 405],
+        ['/nowhere', KEY, 404],
+        ['/v1/pets', 'wrong-key', 401],
+        ['/__petstore/reset', KEY, 204],
+      ] as const) {
+        const upload = await uploadChunked(server.port, 2 ** 30, path, key)
+        assert.equal(upload.answer?.status, status, `${path}: ${JSON.stringify(upload.answer)}`)
+        // The cap plus what socket buffers hold; without one, 2 s of draining took gigabytes.
+        assert.ok(upload.sent < 64 * 2 ** 20, `${path}: cut off after ${(upload.sent / 2 ** 20).toFixed(1)} MiB`)
+        assert.ok(upload.endedAfterMs < 5_000, `${path}: over in ${Math.round(upload.endedAfterMs)} ms`)
+      }
+      await assertServing(server.port, 'after the uploads')
     } finally {
       await server.stop()
     }

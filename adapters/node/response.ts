@@ -45,6 +45,9 @@ export function send(
   if (drop === true) return void response.destroy()
   if (!request.complete && mayHaveBody(request)) {
     const { socket } = request
+    // Read from now on (what is buffered is thrown away): node:http would otherwise discard the body
+    // itself once the answer is out, with no bound on its bytes and no 'data' event to count them by.
+    request.read()
     response.once('finish', () => {
       if (!request.complete) lingerThenClose(request, socket)
     })
@@ -89,17 +92,18 @@ export function lingerThenClose(request: IncomingMessage, socket: Socket): void 
     return
   }
   let drained = 0
+  // Counted as 'data', whether the stream flows or is read below.
+  request.on('data', (chunk: Buffer) => {
+    drained += chunk.byteLength
+    if (drained > LINGER_BYTES) {
+      clearTimeout(timer)
+      socket.destroy()
+    }
+  })
   // `read()` rather than `resume()`: the handler's stream reader may still hold
   // a 'readable' listener, and while one is attached the stream never flows.
   request.on('readable', () => {
-    for (let chunk: Buffer | null = request.read(); chunk !== null; chunk = request.read()) {
-      drained += chunk.byteLength
-      if (drained > LINGER_BYTES) {
-        clearTimeout(timer)
-        socket.destroy()
-        return
-      }
-    }
+    while (!request.destroyed && request.read() !== null);
   })
   request.once('end', () => {
     clearTimeout(timer)
