@@ -10,7 +10,7 @@
  * @module
  */
 import type { ErrorAnswer } from '../http/errors.js'
-import { PET_FIELDS } from './pet-fields.js'
+import { getField, PET_FIELDS, setField } from './pet-fields.js'
 import { ListQuerySchema, NameSchema, type NewPet, NewPetSchema, PetIdSchema, type PetStatus } from './schemas.js'
 import { FieldChecks, RememberedChecks, validate } from './validate.js'
 
@@ -70,10 +70,10 @@ export function newPetOf(body: unknown): NewPet | ErrorAnswer {
   const pet: Record<string, unknown> = {}
   for (let i = 0; i < CHECKS.length; i++) {
     const { key, takes, check } = CHECKS[i] as FieldCheck
-    const given = input[key]
+    const given = getField(input, i, key)
     const value = takes(given) ? given : check(fields, given)
     // A pet created without an optional field has no key for it.
-    if (value !== undefined) pet[key] = value
+    if (value !== undefined) setField(pet, i, key, value)
   }
   return fields.refusal() ?? (pet as NewPet)
 }

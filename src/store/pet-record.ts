@@ -8,7 +8,7 @@
  *
  * @module
  */
-import { PET_FIELDS } from '../api/pet-fields.js'
+import { getField, PET_FIELDS, setField } from '../api/pet-fields.js'
 import { int64Of, type NewPet, type Pet } from '../api/schemas.js'
 
 const FIELDS = PET_FIELDS
@@ -30,7 +30,7 @@ const PetRecord = function (
     } else if (fromRow && kind === 'int64') {
       value = int64Of(value as number | bigint | string)
     }
-    this[key] = value
+    setField(this, i, key, value)
   }
 } as unknown as new (
   id: number,
@@ -43,7 +43,7 @@ PetRecord.prototype = Object.prototype
 /** The values of `pet`'s fields, in the order of `PET_FIELDS`; `undefined` for an absent one. */
 export function fieldValues(pet: NewPet): unknown[] {
   const values = new Array<unknown>(FIELDS.length)
-  for (let i = 0; i < FIELDS.length; i++) values[i] = pet[(FIELDS[i] as (typeof FIELDS)[number]).key]
+  for (let i = 0; i < FIELDS.length; i++) values[i] = getField(pet, i, (FIELDS[i] as (typeof FIELDS)[number]).key)
   return values
 }
 
