@@ -34,7 +34,7 @@ export interface PetField {
   readonly sqlType: Readonly<Record<SqlDialect, string>>
 }
 
-type Entry = v.GenericSchema & { type: string; wrapped?: Entry; pipe?: readonly unknown[]; options?: unknown }
+type Entry = v.GenericSchema & { type: string; wrapped?: Entry; pipe?: readonly unknown[] }
 
 /** The schema a field's entry checks with, its `optional` wrapper and `pipe` looked through. */
 function baseOf(entry: Entry): { base: Entry; optional: boolean } {

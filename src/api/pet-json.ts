@@ -68,9 +68,9 @@ const TUNED: Readonly<Record<string, Writer>> = {
 }
 
 /** The generic writer of the pet's fields, whatever they are. */
-export const genericPetJson = writerOf(COLUMNS) as (pet: Pet) => string
+export const genericPetJson: Writer = writerOf(COLUMNS)
 
-const writePet = TUNED[signatureOf(PET_FIELDS)] ?? writerOf(COLUMNS)
+const writePet = TUNED[signatureOf(PET_FIELDS)] ?? genericPetJson
 
 /**
  * One pet, fields in the schema's order; an optional field only when set.

@@ -108,9 +108,6 @@ export const STORE_CALLS = [...PET_CALLS, 'page'] as const
 /** A name of {@link STORE_CALLS}. */
 export type StoreCallName = (typeof STORE_CALLS)[number]
 
-/** A call of {@link STORE_CALLS}, its argument and answer left open. */
-export type AnyCall = (arg: never, signal?: AbortLike) => Answer<unknown>
-
 /**
  * The {@link STORE_CALLS} of a store, each made by `make` from its name: how a wrapper or a
  * store that forwards its calls (to a dialect, say) writes them once for all.

@@ -35,8 +35,9 @@ type Calls = Pick<HotPath, StoreCallName>
 function readsNow(statements: HotPath): Partial<Calls> {
   const reads: Record<string, unknown> = {}
   for (const name of STORE_CALLS) {
+    if (!READ_CALLS.has(name)) continue
     const call = statements[name] as (arg: unknown) => unknown
-    if (READ_CALLS.has(name)) reads[name] = mappingErrors((arg) => call(arg))
+    reads[name] = mappingErrors((arg) => call(arg))
   }
   return reads as Partial<Calls>
 }
