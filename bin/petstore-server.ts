@@ -28,7 +28,7 @@ import { openStore } from './open-store.js'
 import { parseCli, UsageError } from './options.js'
 import { quietSqliteWarning } from './quiet-warnings.js'
 import { printStatsEvery } from './stats.js'
-import { faultWrapper, loadSeed, readSeed, resetRoute, SeedError, type SeedFile, seedOfText } from './test-control.js'
+import { faultWrapper, loadControl, loadSeed, readSeed, SeedError, type SeedFile, seedOfText } from './test-control.js'
 import { USAGE } from './usage.js'
 import {
   cursorSecretFromPrimary,
@@ -193,20 +193,29 @@ async function main(): Promise<void> {
     fail(oneLine(error))
   }
   const onResponse = both(accessLog(options.log, options.logLevel), metrics?.onResponse)
+  const control = options.testControl ? await loadControl() : undefined
   const handlerWith = (keys: readonly string[]) => {
-    const api = createPetstore({
-      store,
-      keys,
-      basePath: options.basePath,
-      servers: options.publicUrls.length > 0 ? options.publicUrls : undefined,
-      cursorSecret,
-      cors: options.cors.length > 0 ? { origin: options.cors.includes('*') ? '*' : options.cors } : undefined,
-      onResponse,
-    })
-    // The reference page's files are read on its first request, not here: the start does not pay for them.
-    const served = options.docs ? withDocs(api) : api
-    const routes = options.testControl ? [healthRoute(store), resetRoute(store)] : [healthRoute(store)]
-    return withRoutes(faulty ? faulty(served) : served, routes)
+    /** The API over `store` under `prefix` (`/ns/{name}` for a namespace), with its faults and test control. */
+    const apiOf = (store: ResettablePetStore, prefix: string, name?: string) => {
+      const api = createPetstore({
+        store,
+        keys,
+        basePath: `${prefix}${options.basePath}` || '/',
+        servers: options.publicUrls.length > 0 ? options.publicUrls : undefined,
+        cursorSecret,
+        cors: options.cors.length > 0 ? { origin: options.cors.includes('*') ? '*' : options.cors } : undefined,
+        onResponse,
+      })
+      // The reference page's files are read on its first request, not here: the start does not pay for them.
+      const served = options.docs ? withDocs(api) : api
+      return faulty ? faulty(served, name) : served
+    }
+    const routes = [healthRoute(store), ...(control?.routes(store) ?? [])]
+    const handler = withRoutes(apiOf(store, ''), routes)
+    if (control === undefined) return handler
+    const namespace = (own: ResettablePetStore, prefix: string, name: string) =>
+      withRoutes(apiOf(own, prefix, name), control.routes(own, prefix))
+    return control.namespaced(handler, store, namespace, options.maxNamespaces)
   }
   // Key rotation swaps the handler: a request in flight finishes on the one it started on, under the old keys.
   const served = swappable(handlerWith(keys))

@@ -16,12 +16,17 @@ export interface TestControlOptions {
   latency: readonly [number, number] | undefined
   /** `--fault-seed N`; undefined: a random one, said on stderr so that the run can be replayed. */
   faultSeed: number | undefined
+  /** `--max-namespaces N`: how many namespaces `/ns/{name}/…` may exist at once, with `--test-control`. */
+  maxNamespaces: number
 }
+
+/** How many namespaces may exist at once unless `--max-namespaces` says otherwise. */
+export const DEFAULT_MAX_NAMESPACES = 1000
 
 /** A command-line mistake, as the binary's UsageError (passed in, to keep one class). */
 type Refuse = (message: string) => Error
 /** What a flag's value came from, for messages: `--faults`, or PETSTORE_FAULTS. */
-type From = (flag: 'seed' | 'faults' | 'latency' | 'fault-seed') => string
+type From = (flag: 'seed' | 'faults' | 'latency' | 'fault-seed' | 'max-namespaces') => string
 
 /** `unavailable:0.1,after-commit:0.05`: each kind once, rates from 0 to 1, at most 1 in all. */
 function parseFaults(text: string, from: string, refuse: Refuse): Partial<Record<FaultKind, number>> {
@@ -55,9 +60,24 @@ function parseLatency(text: string, from: string, refuse: Refuse): readonly [num
   return [min, max]
 }
 
+/** `--max-namespaces N`: a whole number from 0 (none) to 1,000,000. */
+function parseMaxNamespaces(text: string | undefined, from: string, refuse: Refuse): number {
+  if (text === undefined) return DEFAULT_MAX_NAMESPACES
+  const value = /^[0-9]{1,7}$/.test(text) ? Number(text) : Number.NaN
+  if (!(value <= 1_000_000)) throw refuse(`${from} must be a whole number from 0 to 1000000, got "${text}"`)
+  return value
+}
+
 /** The test-control flags of `values` (parseArgs', with the environment's filled in); `from` names their source. */
 export function parseTestControl(
-  values: { seed?: string; 'test-control'?: boolean; faults?: string; latency?: string; 'fault-seed'?: string },
+  values: {
+    seed?: string
+    'test-control'?: boolean
+    faults?: string
+    latency?: string
+    'fault-seed'?: string
+    'max-namespaces'?: string
+  },
   from: From,
   refuse: Refuse,
 ): TestControlOptions {
@@ -75,6 +95,10 @@ export function parseTestControl(
     faults: values.faults === undefined ? {} : parseFaults(values.faults, from('faults'), refuse),
     latency: values.latency === undefined ? undefined : parseLatency(values.latency, from('latency'), refuse),
     faultSeed,
+    maxNamespaces: parseMaxNamespaces(values['max-namespaces'], from('max-namespaces'), refuse),
+  }
+  if (values['max-namespaces'] !== undefined && !options.testControl) {
+    throw refuse(`${from('max-namespaces')} needs --test-control: namespaces are test control`)
   }
   if (faultSeed !== undefined && Object.keys(options.faults).length === 0 && options.latency === undefined) {
     throw refuse(`${from('fault-seed')} needs --faults or --latency`)

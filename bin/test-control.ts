@@ -54,31 +54,52 @@ export async function loadSeed(store: ResettablePetStore, { where, pets }: SeedF
   }
 }
 
-const NO_CONTENT = () => ({ status: 204, headers: {}, body: null })
-
-/** `POST /__petstore/reset`: the seeded pets back, ids as at start. Not open: a key is asked. */
-export const resetRoute = (store: ResettablePetStore): Route => ({
-  method: 'POST',
-  path: '/__petstore/reset',
-  handler: () => store.reset().then(NO_CONTENT),
-})
+/** Wraps a handler with faults: the default namespace's, or namespace `name`'s, which draws from a seed of its own. */
+export type FaultWrapper = (handler: FetchHandler, name?: string) => FetchHandler
 
 /**
  * What wraps each handler for `--faults`, `--latency` and `--test-control`'s `Prefer`;
  * `undefined` without them (the handler is left as it is). Without `--fault-seed`, the seed
  * is drawn here and said on stderr, so that the run can be replayed.
  */
-export async function faultWrapper(
-  options: TestControlOptions,
-): Promise<((handler: FetchHandler) => FetchHandler) | undefined> {
+export async function faultWrapper(options: TestControlOptions): Promise<FaultWrapper | undefined> {
   const drawn = Object.keys(options.faults).length > 0 || options.latency !== undefined
   if (!drawn && !options.testControl) return undefined
   const { withFaults } = await import('../src/testing.js')
+  const { namespaceSeed } = await import('../src/util/prng.js')
   let seed = options.faultSeed
   if (drawn && seed === undefined) {
     seed = randomInt(0, 2 ** 32 - 1)
-    process.stderr.write(`petstore-server: faults drawn with --fault-seed ${seed} (give it to replay this run)\n`)
+    const namespaces = options.testControl ? '; each namespace draws from it and its name' : ''
+    process.stderr.write(
+      `petstore-server: faults drawn with --fault-seed ${seed} (give it to replay this run${namespaces})\n`,
+    )
   }
   const faultOptions = { faults: options.faults, latency: options.latency, seed, prefer: options.testControl }
-  return (handler) => withFaults(handler, faultOptions)
+  return (handler, name) =>
+    withFaults(handler, {
+      ...faultOptions,
+      seed: name === undefined || seed === undefined ? seed : namespaceSeed(seed, name),
+    })
+}
+
+/** What `--test-control` serves beside the API: loaded only when it is given. */
+export interface Control {
+  /** The test-control routes of a namespace (`prefix` `/ns/{name}`) or of the default one (`''`). */
+  routes(store: ResettablePetStore, prefix?: string): Route[]
+  /**
+   * `handler`, the default namespace, serving namespaces `/ns/{name}/…` beside it: each made by
+   * `make` over a store of its own from `store`, at most `max` at once.
+   */
+  namespaced(
+    handler: FetchHandler,
+    store: ResettablePetStore,
+    make: (store: ResettablePetStore, prefix: string, name: string) => FetchHandler,
+    max: number,
+  ): FetchHandler
+}
+
+export async function loadControl(): Promise<Control> {
+  const { resetRoute, withNamespaces } = await import('../src/testing/namespaces.js')
+  return { routes: (store, prefix = '') => [resetRoute(store, prefix)], namespaced: withNamespaces }
 }

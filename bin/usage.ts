@@ -45,15 +45,20 @@ Options (each also an environment variable, in parentheses):
                     (PETSTORE_METRICS_HOST; default 127.0.0.1)
   --seed FILE       a JSON array of pets loaded into an empty store at start, up to 16 MiB
                     (PETSTORE_SEED)
-  --test-control    serve POST /__petstore/reset (a key needed) and honour
-                    Prefer: fault=KIND and Prefer: delay=MS (PETSTORE_TEST_CONTROL=1; default off)
+  --test-control    serve POST /__petstore/reset (a key needed), namespaces under
+                    /ns/{name}/, and honour Prefer: fault=KIND and Prefer: delay=MS
+                    (PETSTORE_TEST_CONTROL=1; default off)
+  --max-namespaces N
+                    namespaces that may exist at once, 0 to 1000000; past it a new one
+                    is a 507 (PETSTORE_MAX_NAMESPACES; default 1000)
   --faults KIND:RATE[,KIND:RATE…]
                     inject faults into that share of API requests; KIND is unavailable,
                     after-commit, rate-limited, internal or reset (PETSTORE_FAULTS)
   --latency MS|MIN-MAX
                     delay every API request, up to 30000 ms (PETSTORE_LATENCY)
   --fault-seed N    the seed of the draws: the same seed and request order replay
-                    the same faults (PETSTORE_FAULT_SEED; default: random, said on stderr)
+                    the same faults; each namespace draws from it and its name
+                    (PETSTORE_FAULT_SEED; default: random, said on stderr)
   -h, --help        print this help
   -v, --version     print the version
 

@@ -43,11 +43,18 @@ export function withRoutes(handler: FetchHandler, routes: readonly Route[]): Fet
  * started on. The Node adapter still drives it directly.
  */
 export function swappable(first: FetchHandler): { handler: FetchHandler; swap(next: FetchHandler): void } {
-  let current: Engine = apiEngineOf(first)
+  let current: Engine = ownEngineOf(first)
   return {
     handler: toFetchHandler((request) => current(request)),
     swap(next) {
-      current = apiEngineOf(next)
+      current = ownEngineOf(next)
     },
   }
+}
+
+/** The engine of a handler this package made; throws for any other. */
+function ownEngineOf(handler: FetchHandler): Engine {
+  const engine = engineOf(handler)
+  if (engine === undefined) throw new TypeError('the handler was not made by this package')
+  return engine
 }

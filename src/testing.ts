@@ -28,4 +28,5 @@ export {
   storeConformance,
 } from './testing/conformance.js'
 export { type FaultKind, type FaultOptions, withFaults } from './testing/faults.js'
+export { type NamespacedPetstoreOptions, namespacedPetstore } from './testing/namespaces.js'
 export { type SeedPet, seed } from './testing/seed.js'

@@ -159,8 +159,8 @@ describe('client tests the docs run against the binary', () => {
       const [serve = '', run = ''] = commands
       assert.equal(commands.length, 2, `${name(block)}: a petstore-server line, then an npx tsx --test line`)
       assert.match(serve, /^petstore-server( [\w.:,=/-]+)+$/)
-      const testFile = /^npx tsx --test ([\w.-]+)$/.exec(run)?.[1]
-      assert.ok(testFile, `${name(block)}: ${run}`)
+      const testArgs = /^npx tsx --test((?: --test-concurrency=\d+)?(?: [\w.-]+)+)$/.exec(run)?.[1]?.trim().split(' ')
+      assert.ok(testArgs, `${name(block)}: ${run}`)
       const dir = mkdtempSync(join(repoRoot, '.doc-client-'))
       try {
         for (const file of blocks.filter((other) => other.file === block.file && fileName(other))) {
@@ -171,13 +171,9 @@ describe('client tests the docs run against the binary', () => {
         const server = await startScript(join(repoRoot, 'bin/petstore-server.ts'), args, {}, runtime)
         try {
           const tests = { ...runtime, args: [...NODE_TSX.args, '--test'] }
-          const { code, stdout, stderr } = await runScriptToExit(
-            testFile,
-            [],
-            { PETSTORE_ORIGIN: server.origin },
-            tests,
-          )
-          assert.equal(code, 0, `${testFile} exited ${code}:\n${stdout}${stderr}`)
+          const [first = '', ...rest] = testArgs
+          const { code, stdout, stderr } = await runScriptToExit(first, rest, { PETSTORE_ORIGIN: server.origin }, tests)
+          assert.equal(code, 0, `${testArgs.join(' ')} exited ${code}:\n${stdout}${stderr}`)
         } finally {
           await server.stop()
         }

@@ -6,8 +6,14 @@
  * @module
  */
 
-/** The methods a route may answer, in the order `Allow` names them. HEAD is answered by GET's route. */
-export const METHODS = ['GET', 'POST'] as const
+/** The methods of the API's own routes. */
+const API_METHODS = ['GET', 'POST'] as const
+
+/**
+ * The methods a route may answer, in the order `Allow` names them. HEAD is answered by GET's route.
+ * DELETE is test control's alone (a namespace, the journal).
+ */
+export const METHODS = [...API_METHODS, 'DELETE'] as const
 
 /** A method a route answers. */
 export type Method = (typeof METHODS)[number]
@@ -34,4 +40,4 @@ export function allowOf(methods: readonly string[]): string {
 }
 
 /** Every method the API answers: the `Allow` of a method no route of any path takes (CONNECT). */
-export const ALL_METHODS = allowOf(METHODS)
+export const ALL_METHODS = allowOf(API_METHODS)

@@ -11,7 +11,14 @@ import { jsonPageOf, oneMore } from '../api/pet-json.js'
 import { type NewPet, NewPetSchema, type Pet, type PetStatus } from '../api/schemas.js'
 import { knownOptions, optionsObject, shown } from '../util/option-checks.js'
 import { petRecord } from './pet-record.js'
-import { builtInStore, type ListQuery, type ResettablePetStore, type Store, testControlOf } from './store.js'
+import {
+  builtInStore,
+  type ListQuery,
+  type NamespaceMaker,
+  type ResettablePetStore,
+  type Store,
+  testControlOf,
+} from './store.js'
 
 /** Options of {@link memoryStore}. */
 export interface MemoryStoreOptions {
@@ -155,7 +162,25 @@ export function memoryStore(options: MemoryStoreOptions = {}): ResettablePetStor
     ping() {},
     close() {},
   }
-  const made = builtInStore(store, frozen, replace)
+  const made = builtInStore(store, frozen, replace, memoryNamespaces())
   testControlOf(made)?.remember(initial)
   return made
+}
+
+/** Namespaces in memory: a store of their own each, in a map of this process. */
+function memoryNamespaces(): NamespaceMaker {
+  const stores = new Map<string, ResettablePetStore>()
+  return {
+    open(name, seed, max) {
+      let store = stores.get(name)
+      if (store === undefined && stores.size < max) {
+        store = memoryStore({ pets: seed })
+        stores.set(name, store)
+      }
+      return store
+    },
+    async drop(name) {
+      stores.delete(name)
+    },
+  }
 }

@@ -140,6 +140,7 @@ const outOf = (out: Out, answer: unknown): unknown =>
 class BuiltInStore implements ResettablePetStore {
   readonly #store: Store
   readonly #replace: Replace | undefined
+  readonly #namespaces: NamespaceMaker | undefined
   /** What `reset` puts back. */
   #seeded: readonly Pet[] = []
   declare readonly create: PetStore['create']
@@ -149,9 +150,10 @@ class BuiltInStore implements ResettablePetStore {
   readonly close: () => Promise<void>
   readonly reset: () => Promise<void>
 
-  constructor(store: Store, out: Out, replace: Replace | undefined) {
+  constructor(store: Store, out: Out, replace: Replace | undefined, namespaces: NamespaceMaker | undefined) {
     this.#store = store
     this.#replace = replace
+    this.#namespaces = namespaces
     for (const name of PET_CALLS) {
       const call = store[name] as (arg: unknown) => Answer<unknown>
       Object.defineProperty(this, name, {
@@ -183,6 +185,15 @@ class BuiltInStore implements ResettablePetStore {
     }
   }
 
+  /** The namespaces beside `store`, each starting from what its `reset()` puts back. */
+  static namespacesOf(store: PetStore): Namespaces | undefined {
+    if (!(#store in store)) return undefined
+    const own = store as BuiltInStore
+    const maker = own.#namespaces
+    if (maker === undefined) return undefined
+    return { open: (name, max) => maker.open(name, own.#seeded, max), drop: (name) => maker.drop(name) }
+  }
+
   /** The `Store` behind `store`, when this package made it (not a copy of one). */
   static of(store: PetStore): Store | undefined {
     return #store in store ? (store as BuiltInStore).#store : undefined
@@ -196,10 +207,38 @@ const asIs = <T>(pet: T): T => pet
  * calls give (the memory store freezes its records there).
  */
 export function builtInStore(store: Store, out?: Out): PetStore
-export function builtInStore(store: Store, out: Out | undefined, replace: Replace): ResettablePetStore
-export function builtInStore(store: Store, out: Out = asIs, replace?: Replace): PetStore {
-  return new BuiltInStore(store, out, replace)
+export function builtInStore(
+  store: Store,
+  out: Out | undefined,
+  replace: Replace,
+  namespaces?: NamespaceMaker,
+): ResettablePetStore
+export function builtInStore(store: Store, out: Out = asIs, replace?: Replace, namespaces?: NamespaceMaker): PetStore {
+  return new BuiltInStore(store, out, replace, namespaces)
 }
+
+/**
+ * How a built-in store makes the stores of its namespaces: each a store of its own, with pets and
+ * ids of its own, on the same database (a table of its own) or in the same process (memory).
+ */
+export interface NamespaceMaker {
+  /**
+   * The store of namespace `name`, made on first use, with `seed` in it and remembered for its
+   * `reset()`; `undefined` when it does not exist and `max` namespaces do.
+   */
+  open(name: string, seed: readonly Pet[], max: number): Answer<ResettablePetStore | undefined>
+  /** Removes namespace `name` and its pets (its tables); nothing when it does not exist. */
+  drop(name: string): Promise<void>
+}
+
+/** The namespaces of a store: {@link NamespaceMaker}, each starting from the store's seed. */
+export interface Namespaces {
+  open(name: string, max: number): Answer<ResettablePetStore | undefined>
+  drop(name: string): Promise<void>
+}
+
+/** The namespaces beside a store this package made; `undefined` for any other (a copy, your own). */
+export const namespacesOf = (store: PetStore): Namespaces | undefined => BuiltInStore.namespacesOf(store)
 
 /** Test control of a built-in store: `seed()` and the reset route use it. */
 export interface TestControl {

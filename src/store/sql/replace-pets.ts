@@ -6,7 +6,7 @@
  *
  * @module
  */
-import { type Kysely, sql } from 'kysely'
+import { type Kysely, sql, type Transaction } from 'kysely'
 import type { Pet } from '../../api/schemas.js'
 import type { SqlFamily } from './migrations.js'
 import { rowOf } from './pet-columns.js'
@@ -23,18 +23,26 @@ export interface PetsTable {
 
 /**
  * Deletes every pet of `where`, inserts `pets` (ascending ids) and sets the id counter so that the
- * next create gets the id after the highest (1 when `pets` is empty).
+ * next create gets the id after the highest (1 when `pets` is empty). With `claim`, its work runs
+ * first in the same transaction, and the pets are replaced only when it answers `true`: a new
+ * namespace is recorded and seeded at once, by the one process that recorded it.
  *
  * @example
  * ```ts
  * await replacePets(db, { family: 'postgres', table: 'pets', schema: 'public' }, seedRecords(pets))
  * ```
  */
-export async function replacePets(db: Kysely<any>, where: PetsTable, pets: readonly Pet[]): Promise<void> {
+export async function replacePets(
+  db: Kysely<any>,
+  where: PetsTable,
+  pets: readonly Pet[],
+  claim?: (trx: Transaction<any>) => Promise<boolean>,
+): Promise<boolean> {
   const { family, table, schema } = where
   const name = schema ? `${schema}.${table}` : table
   const lastId = pets.at(-1)?.id ?? 0
-  await db.transaction().execute(async (trx) => {
+  const replaced = await db.transaction().execute(async (trx) => {
+    if (claim !== undefined && !(await claim(trx))) return false
     const target = schema ? trx.withSchema(schema) : trx
     // No create commits in between: it would take an id the seed is about to hold.
     if (family === 'postgres') await sql`lock table ${sql.table(name)} in exclusive mode`.execute(trx)
@@ -51,7 +59,9 @@ export async function replacePets(db: Kysely<any>, where: PetsTable, pets: reado
         trx,
       )
     }
+    return true
   })
   // DDL, which MySQL commits by itself: after the transaction. Below the highest id, InnoDB takes max(id) + 1.
-  if (family === 'mysql') await sql`alter table ${sql.table(name)} auto_increment = 1`.execute(db)
+  if (replaced && family === 'mysql') await sql`alter table ${sql.table(name)} auto_increment = 1`.execute(db)
+  return replaced
 }

@@ -8,6 +8,7 @@
  * @module
  */
 import { type Dialect, Kysely, Migrator } from 'kysely'
+import type { Pet } from '../../api/schemas.js'
 import { PetstoreError } from '../../shared/petstore-error.js'
 import {
   builtInStore,
@@ -24,6 +25,7 @@ import type { HotPath, HotPathTarget, OpenHotPath } from './hot-path.js'
 import { storedPet } from './hot-path.js'
 import { querySpanPlugin } from './kysely-spans.js'
 import { migrations, sqlFamily } from './migrations.js'
+import { sqlNamespaces } from './namespaces.js'
 import type { DbSystem } from './query-spans.js'
 import { replacePets } from './replace-pets.js'
 import { KYSELY_STORE_OPTIONS, type KyselyStoreOptions, sqlStoreOptions } from './store-options.js'
@@ -153,9 +155,20 @@ export function sqlStore(given: Kysely<any>, options: KyselyStoreOptions, openOw
     },
   }
   // Test control (seed, reset): after the migration, where the schema is known.
-  return builtInStore(store, undefined, (pets) =>
-    run(() => replacePets(db, { family, table, schema: schemaName }, pets)),
-  )
+  const replace = (pets: readonly Pet[]) =>
+    run(async () => {
+      await replacePets(db, { family, table, schema: schemaName }, pets)
+    })
+  const namespaces = sqlNamespaces({
+    db,
+    family,
+    table,
+    schema: () => schemaName,
+    ready: () => run(async () => {}),
+    // On this store's connection or pool, which stays open while the parent is.
+    make: (tables) => sqlStore(given, { ...options, ...tables, schema: schemaName, destroyOnClose: false }, openOwn),
+  })
+  return builtInStore(store, undefined, replace, namespaces)
 }
 
 /** A store on a driver's pool (`pg`, `mysql2`): how it gets the pool, lends it to kysely, and runs its dialect. */
