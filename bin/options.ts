@@ -386,6 +386,7 @@ const OPTIONS = {
   faults: { type: 'string' },
   latency: { type: 'string' },
   'fault-seed': { type: 'string' },
+  'journal-size': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
   version: { type: 'boolean', short: 'v' },
 } as const satisfies ParseArgsConfig['options']

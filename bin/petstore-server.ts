@@ -28,11 +28,21 @@ import { openStore } from './open-store.js'
 import { parseCli, UsageError } from './options.js'
 import { quietSqliteWarning } from './quiet-warnings.js'
 import { printStatsEvery } from './stats.js'
-import { faultWrapper, loadSeed, readSeed, resetRoute, SeedError, type SeedFile, seedOfText } from './test-control.js'
+import {
+  faultWrapper,
+  journalOf,
+  loadSeed,
+  readSeed,
+  resetRoute,
+  SeedError,
+  type SeedFile,
+  seedOfText,
+} from './test-control.js'
 import { USAGE } from './usage.js'
 import {
   cursorSecretFromPrimary,
   inWorker,
+  journalIdsFromPrimary,
   keyFromPrimary,
   runPrimary,
   seedFromPrimary,
@@ -178,6 +188,7 @@ async function main(): Promise<void> {
     )
     if (options.metricsPort !== undefined)
       await startMetrics(await aggregatedMetrics(), options.metricsPort, options.metricsHost)
+    if (options.testControl) await (await import('./cluster-journal.js')).gatherJournals()
     return runPrimary(options.workers, options.keys.length === 0 ? keys[0] : undefined, cursorSecret, {
       reloadsKeys: options.keysFile !== undefined,
       seed: seed?.text,
@@ -185,6 +196,7 @@ async function main(): Promise<void> {
   }
   // Each worker draws its own faults: see docs/testing-clients.md on what order means then.
   const faulty = await faultWrapper(options)
+  const journal = await journalOf(options, journalIdsFromPrimary())
   let metrics: RequestMetrics | undefined
   try {
     if (options.metricsPort !== undefined) metrics = await requestMetrics(store, inWorker)
@@ -205,8 +217,10 @@ async function main(): Promise<void> {
     })
     // The reference page's files are read on its first request, not here: the start does not pay for them.
     const served = options.docs ? withDocs(api) : api
-    const routes = options.testControl ? [healthRoute(store), resetRoute(store)] : [healthRoute(store)]
-    return withRoutes(faulty ? faulty(served) : served, routes)
+    const routes = options.testControl ? [healthRoute(store), resetRoute(store, journal?.reader)] : [healthRoute(store)]
+    const handler = withRoutes(faulty ? faulty(served) : served, routes)
+    // Outermost, so that it records what the client got: faults and control routes included.
+    return journal ? journal.wrap(handler) : handler
   }
   // Key rotation swaps the handler: a request in flight finishes on the one it started on, under the old keys.
   const served = swappable(handlerWith(keys))

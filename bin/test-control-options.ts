@@ -1,7 +1,8 @@
 /**
  * The binary's test-control flags: `--seed FILE`, `--test-control`,
- * `--faults KIND:RATE,…`, `--latency MS|MIN-MAX` and `--fault-seed N` (or
- * their PETSTORE_ variables), parsed into one plain object. Off unless asked for.
+ * `--faults KIND:RATE,…`, `--latency MS|MIN-MAX`, `--fault-seed N` and
+ * `--journal-size N` (or their PETSTORE_ variables), parsed into one plain
+ * object. Off unless asked for.
  *
  * @module
  */
@@ -16,12 +17,17 @@ export interface TestControlOptions {
   latency: readonly [number, number] | undefined
   /** `--fault-seed N`; undefined: a random one, said on stderr so that the run can be replayed. */
   faultSeed: number | undefined
+  /** `--journal-size N`: entries the request journal keeps (it records only under `--test-control`). */
+  journalSize: number
 }
+
+/** The journal's size unless `--journal-size` says otherwise; the most it takes (as the library's `Journal`). */
+export const JOURNAL_SIZE = { default: 1000, max: 100_000 }
 
 /** A command-line mistake, as the binary's UsageError (passed in, to keep one class). */
 type Refuse = (message: string) => Error
 /** What a flag's value came from, for messages: `--faults`, or PETSTORE_FAULTS. */
-type From = (flag: 'seed' | 'faults' | 'latency' | 'fault-seed') => string
+type From = (flag: 'seed' | 'faults' | 'latency' | 'fault-seed' | 'journal-size') => string
 
 /** `unavailable:0.1,after-commit:0.05`: each kind once, rates from 0 to 1, at most 1 in all. */
 function parseFaults(text: string, from: string, refuse: Refuse): Partial<Record<FaultKind, number>> {
@@ -57,7 +63,14 @@ function parseLatency(text: string, from: string, refuse: Refuse): readonly [num
 
 /** The test-control flags of `values` (parseArgs', with the environment's filled in); `from` names their source. */
 export function parseTestControl(
-  values: { seed?: string; 'test-control'?: boolean; faults?: string; latency?: string; 'fault-seed'?: string },
+  values: {
+    seed?: string
+    'test-control'?: boolean
+    faults?: string
+    latency?: string
+    'fault-seed'?: string
+    'journal-size'?: string
+  },
   from: From,
   refuse: Refuse,
 ): TestControlOptions {
@@ -75,6 +88,17 @@ export function parseTestControl(
     faults: values.faults === undefined ? {} : parseFaults(values.faults, from('faults'), refuse),
     latency: values.latency === undefined ? undefined : parseLatency(values.latency, from('latency'), refuse),
     faultSeed,
+    journalSize: JOURNAL_SIZE.default,
+  }
+  const sizeText = values['journal-size']
+  if (sizeText !== undefined) {
+    const size = /^[0-9]{1,6}$/.test(sizeText) ? Number(sizeText) : Number.NaN
+    if (!(size >= 1 && size <= JOURNAL_SIZE.max)) {
+      throw refuse(`${from('journal-size')} must be a whole number from 1 to ${JOURNAL_SIZE.max}, got "${sizeText}"`)
+    }
+    if (!options.testControl)
+      throw refuse(`${from('journal-size')} needs --test-control (the journal is off without it)`)
+    options.journalSize = size
   }
   if (faultSeed !== undefined && Object.keys(options.faults).length === 0 && options.latency === undefined) {
     throw refuse(`${from('fault-seed')} needs --faults or --latency`)

@@ -8,6 +8,7 @@
 import { randomInt } from 'node:crypto'
 import type { Route } from '../src/for-binary.js'
 import type { FetchHandler, ResettablePetStore } from '../src/index.js'
+import type { JournalReader } from '../src/testing.js'
 import { parseSeedText, readSeedText, SeedFileError } from './seed-file.js'
 import type { TestControlOptions } from './test-control-options.js'
 
@@ -56,12 +57,39 @@ export async function loadSeed(store: ResettablePetStore, { where, pets }: SeedF
 
 const NO_CONTENT = () => ({ status: 204, headers: {}, body: null })
 
-/** `POST /__petstore/reset`: the seeded pets back, ids as at start. Not open: a key is asked. */
-export const resetRoute = (store: ResettablePetStore): Route => ({
+/**
+ * `POST /__petstore/reset`: the seeded pets back, ids as at start, and the journal cleared (every
+ * worker's). Not open: a key is asked.
+ */
+export const resetRoute = (store: ResettablePetStore, journal?: JournalReader): Route => ({
   method: 'POST',
   path: '/__petstore/reset',
-  handler: () => store.reset().then(NO_CONTENT),
+  handler: () =>
+    store
+      .reset()
+      .then(() => journal?.clear())
+      .then(NO_CONTENT),
 })
+
+/**
+ * With `--test-control`, the request journal: what wraps the handler to record into it, and the
+ * reader that its routes and the reset use (under `--workers`, the merged journal of all workers).
+ */
+export async function journalOf(
+  options: TestControlOptions,
+  ids: { slot: number; epochMs: number } | undefined,
+): Promise<{ wrap: (handler: FetchHandler) => FetchHandler; reader: JournalReader } | undefined> {
+  if (!options.testControl) return undefined
+  const { Journal, withJournal } = await import('../src/testing.js')
+  const journal = new Journal({ size: options.journalSize, ...ids })
+  let reader: JournalReader = journal
+  if (ids !== undefined) {
+    const { answerJournalAsks, clusterReader } = await import('./cluster-journal.js')
+    answerJournalAsks((scope) => (scope === '' ? journal : undefined))
+    reader = clusterReader('')
+  }
+  return { wrap: (handler) => withJournal(handler, journal, { reader }), reader }
+}
 
 /**
  * What wraps each handler for `--faults`, `--latency` and `--test-control`'s `Prefer`;
