@@ -12,6 +12,8 @@ import { createPetstore, type PetstoreOptions } from '../src/create-petstore.js'
 import { basePathProblem, normalizeBasePath } from '../src/http/base-path.js'
 import { memoryStore } from '../src/store/memory.js'
 import type { PetStore } from '../src/store/store.js'
+import type { Journal } from '../src/testing/journal.js'
+import { withJournal } from '../src/testing/journal-handler.js'
 import { optionsObject, redactedUrl, shown } from '../src/util/option-checks.js'
 
 /** Options of {@link petstoreHandlers}: those of `createPetstore`, with `baseUrl` and an optional `store`. */
@@ -24,6 +26,11 @@ export interface PetstoreHandlersOptions extends Omit<PetstoreOptions, 'store'> 
   baseUrl: string
   /** Where pets live. @default a fresh memoryStore() for each call */
   store?: PetStore | undefined
+  /**
+   * Records every request under `baseUrl` into this journal (`Journal` of
+   * `petstore-server/testing`), also served at `{origin}/__petstore/requests`. @default none
+   */
+  journal?: Journal | undefined
 }
 
 const OWNER = 'petstoreHandlers'
@@ -86,12 +93,16 @@ const escaped = (text: string) => text.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')
  */
 export function petstoreHandlers(options: PetstoreHandlersOptions): HttpHandler[] {
   optionsObject(OWNER, 'options', options, "{ baseUrl: 'https://api.example.test/v1', keys: ['test-key'] }")
-  const { baseUrl, basePath, store, ...rest } = options
+  const { baseUrl, basePath, store, journal, ...rest } = options
   const { origin, basePath: path } = parseBaseUrl(baseUrl)
   checkBasePath(basePath, path, baseUrl)
   // createPetstore checks the rest, unknown option names included.
-  const handler = createPetstore({ ...rest, store: store ?? memoryStore(), basePath: path || '/' })
+  const api = createPetstore({ ...rest, store: store ?? memoryStore(), basePath: path || '/' })
+  const handler = journal === undefined ? api : withJournal(api, journal)
   // Matched against the request's origin and path (MSW drops the query): the base path itself or below it.
   const under = new RegExp(`^${escaped(origin + path)}(?:/.*)?$`)
-  return [http.all(under, ({ request }) => handler(request))]
+  const handlers = [http.all(under, ({ request }) => handler(request))]
+  if (journal === undefined) return handlers
+  const own = new RegExp(`^${escaped(`${origin}/__petstore/requests`)}(?:/count)?/*$`)
+  return [...handlers, http.all(own, ({ request }) => handler(request))]
 }

@@ -387,6 +387,7 @@ const OPTIONS = {
   latency: { type: 'string' },
   'fault-seed': { type: 'string' },
   'max-namespaces': { type: 'string' },
+  'journal-size': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
   version: { type: 'boolean', short: 'v' },
 } as const satisfies ParseArgsConfig['options']

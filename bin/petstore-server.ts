@@ -33,6 +33,7 @@ import { USAGE } from './usage.js'
 import {
   cursorSecretFromPrimary,
   inWorker,
+  journalIdsFromPrimary,
   keyFromPrimary,
   runPrimary,
   seedFromPrimary,
@@ -178,6 +179,7 @@ async function main(): Promise<void> {
     )
     if (options.metricsPort !== undefined)
       await startMetrics(await aggregatedMetrics(), options.metricsPort, options.metricsHost)
+    if (options.testControl) await (await import('./cluster-journal.js')).gatherJournals()
     return runPrimary(options.workers, options.keys.length === 0 ? keys[0] : undefined, cursorSecret, {
       reloadsKeys: options.keysFile !== undefined,
       seed: seed?.text,
@@ -193,10 +195,10 @@ async function main(): Promise<void> {
     fail(oneLine(error))
   }
   const onResponse = both(accessLog(options.log, options.logLevel), metrics?.onResponse)
-  const control = options.testControl ? await loadControl() : undefined
+  const control = options.testControl ? await loadControl(options, journalIdsFromPrimary()) : undefined
   const handlerWith = (keys: readonly string[]) => {
     /** The API over `store` under `prefix` (`/ns/{name}` for a namespace), with its faults and test control. */
-    const apiOf = (store: ResettablePetStore, prefix: string, name?: string) => {
+    const apiOf = (store: ResettablePetStore, prefix: string, name = '') => {
       const api = createPetstore({
         store,
         keys,
@@ -208,14 +210,12 @@ async function main(): Promise<void> {
       })
       // The reference page's files are read on its first request, not here: the start does not pay for them.
       const served = options.docs ? withDocs(api) : api
-      return faulty ? faulty(served, name) : served
+      const faultsIn = faulty ? faulty(served, name || undefined) : served
+      return control ? control.around(faultsIn, store, prefix, name) : faultsIn
     }
-    const routes = [healthRoute(store), ...(control?.routes(store) ?? [])]
-    const handler = withRoutes(apiOf(store, ''), routes)
+    const handler = withRoutes(apiOf(store, ''), [healthRoute(store)])
     if (control === undefined) return handler
-    const namespace = (own: ResettablePetStore, prefix: string, name: string) =>
-      withRoutes(apiOf(own, prefix, name), control.routes(own, prefix))
-    return control.namespaced(handler, store, namespace, options.maxNamespaces)
+    return control.namespaced(handler, store, apiOf, options.maxNamespaces)
   }
   // Key rotation swaps the handler: a request in flight finishes on the one it started on, under the old keys.
   const served = swappable(handlerWith(keys))

@@ -1,7 +1,8 @@
 /**
  * The binary's test-control flags: `--seed FILE`, `--test-control`,
- * `--faults KIND:RATE,…`, `--latency MS|MIN-MAX` and `--fault-seed N` (or
- * their PETSTORE_ variables), parsed into one plain object. Off unless asked for.
+ * `--faults KIND:RATE,…`, `--latency MS|MIN-MAX`, `--fault-seed N` and
+ * `--journal-size N` (or their PETSTORE_ variables), parsed into one plain
+ * object. Off unless asked for.
  *
  * @module
  */
@@ -18,15 +19,20 @@ export interface TestControlOptions {
   faultSeed: number | undefined
   /** `--max-namespaces N`: how many namespaces `/ns/{name}/…` may exist at once, with `--test-control`. */
   maxNamespaces: number
+  /** `--journal-size N`: entries the request journal keeps (it records only under `--test-control`). */
+  journalSize: number
 }
 
 /** How many namespaces may exist at once unless `--max-namespaces` says otherwise. */
 export const DEFAULT_MAX_NAMESPACES = 1000
 
+/** The journal's size unless `--journal-size` says otherwise; the most it takes (as the library's `Journal`). */
+export const JOURNAL_SIZE = { default: 1000, max: 100_000 }
+
 /** A command-line mistake, as the binary's UsageError (passed in, to keep one class). */
 type Refuse = (message: string) => Error
 /** What a flag's value came from, for messages: `--faults`, or PETSTORE_FAULTS. */
-type From = (flag: 'seed' | 'faults' | 'latency' | 'fault-seed' | 'max-namespaces') => string
+type From = (flag: 'seed' | 'faults' | 'latency' | 'fault-seed' | 'max-namespaces' | 'journal-size') => string
 
 /** `unavailable:0.1,after-commit:0.05`: each kind once, rates from 0 to 1, at most 1 in all. */
 function parseFaults(text: string, from: string, refuse: Refuse): Partial<Record<FaultKind, number>> {
@@ -77,6 +83,7 @@ export function parseTestControl(
     latency?: string
     'fault-seed'?: string
     'max-namespaces'?: string
+    'journal-size'?: string
   },
   from: From,
   refuse: Refuse,
@@ -96,9 +103,20 @@ export function parseTestControl(
     latency: values.latency === undefined ? undefined : parseLatency(values.latency, from('latency'), refuse),
     faultSeed,
     maxNamespaces: parseMaxNamespaces(values['max-namespaces'], from('max-namespaces'), refuse),
+    journalSize: JOURNAL_SIZE.default,
   }
   if (values['max-namespaces'] !== undefined && !options.testControl) {
     throw refuse(`${from('max-namespaces')} needs --test-control: namespaces are test control`)
+  }
+  const sizeText = values['journal-size']
+  if (sizeText !== undefined) {
+    const size = /^[0-9]{1,6}$/.test(sizeText) ? Number(sizeText) : Number.NaN
+    if (!(size >= 1 && size <= JOURNAL_SIZE.max)) {
+      throw refuse(`${from('journal-size')} must be a whole number from 1 to ${JOURNAL_SIZE.max}, got "${sizeText}"`)
+    }
+    if (!options.testControl)
+      throw refuse(`${from('journal-size')} needs --test-control (the journal is off without it)`)
+    options.journalSize = size
   }
   if (faultSeed !== undefined && Object.keys(options.faults).length === 0 && options.latency === undefined) {
     throw refuse(`${from('fault-seed')} needs --faults or --latency`)

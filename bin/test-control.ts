@@ -6,8 +6,9 @@
  * @module
  */
 import { randomInt } from 'node:crypto'
-import type { Route } from '../src/for-binary.js'
+import { withRoutes } from '../src/for-binary.js'
 import type { FetchHandler, ResettablePetStore } from '../src/index.js'
+import type { JournalReader } from '../src/testing.js'
 import { parseSeedText, readSeedText, SeedFileError } from './seed-file.js'
 import type { TestControlOptions } from './test-control-options.js'
 
@@ -85,8 +86,11 @@ export async function faultWrapper(options: TestControlOptions): Promise<FaultWr
 
 /** What `--test-control` serves beside the API: loaded only when it is given. */
 export interface Control {
-  /** The test-control routes of a namespace (`prefix` `/ns/{name}`) or of the default one (`''`). */
-  routes(store: ResettablePetStore, prefix?: string): Route[]
+  /**
+   * `handler`, the API of namespace `name` (`''`: the default one) over `store`, with the reset
+   * route and the request journal of that namespace. `prefix` is `''` or `/ns/{name}`.
+   */
+  around(handler: FetchHandler, store: ResettablePetStore, prefix: string, name: string): FetchHandler
   /**
    * `handler`, the default namespace, serving namespaces `/ns/{name}/…` beside it: each made by
    * `make` over a store of its own from `store`, at most `max` at once.
@@ -99,7 +103,43 @@ export interface Control {
   ): FetchHandler
 }
 
-export async function loadControl(): Promise<Control> {
+/**
+ * Test control for `options`. Each namespace has a journal of its own; under `--workers` (`ids`
+ * given) a journal's routes and a reset read and clear that namespace's journal in every worker.
+ */
+export async function loadControl(
+  options: TestControlOptions,
+  ids: { slot: number; epochMs: number } | undefined,
+): Promise<Control> {
   const { resetRoute, withNamespaces } = await import('../src/testing/namespaces.js')
-  return { routes: (store, prefix = '') => [resetRoute(store, prefix)], namespaced: withNamespaces }
+  const { Journal, withJournal } = await import('../src/testing.js')
+  const journals = new Map<string, InstanceType<typeof Journal>>()
+  const journalOf = (name: string) => {
+    let journal = journals.get(name)
+    if (journal === undefined) {
+      journal = new Journal({ size: options.journalSize, ...ids })
+      journals.set(name, journal)
+    }
+    return journal
+  }
+  let readerOf = (name: string): JournalReader => journalOf(name)
+  if (ids !== undefined) {
+    const { answerJournalAsks, clusterReader } = await import('./cluster-journal.js')
+    answerJournalAsks((name) => journals.get(name))
+    readerOf = clusterReader
+  }
+  return {
+    around(handler, store, prefix, name) {
+      const reader = readerOf(name)
+      const reset = resetRoute(store, prefix, () => reader.clear())
+      // The journal outermost, so that it records what the client got: faults and control routes included.
+      return withJournal(withRoutes(handler, [reset]), journalOf(name), { prefix, reader })
+    },
+    namespaced: (handler, store, make, max) =>
+      withNamespaces(handler, store, make, max, async (name) => {
+        // Every worker's entries of a namespace go with it.
+        await readerOf(name).clear()
+        journals.delete(name)
+      }),
+  }
 }

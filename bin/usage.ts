@@ -45,8 +45,9 @@ Options (each also an environment variable, in parentheses):
                     (PETSTORE_METRICS_HOST; default 127.0.0.1)
   --seed FILE       a JSON array of pets loaded into an empty store at start, up to 16 MiB
                     (PETSTORE_SEED)
-  --test-control    serve POST /__petstore/reset (a key needed), namespaces under
-                    /ns/{name}/, and honour Prefer: fault=KIND and Prefer: delay=MS
+  --test-control    serve POST /__petstore/reset and the request journal, GET and DELETE
+                    /__petstore/requests (a key needed), namespaces under /ns/{name}/,
+                    and honour Prefer: fault=KIND and Prefer: delay=MS
                     (PETSTORE_TEST_CONTROL=1; default off)
   --max-namespaces N
                     namespaces that may exist at once, 0 to 1000000; past it a new one
@@ -59,6 +60,8 @@ Options (each also an environment variable, in parentheses):
   --fault-seed N    the seed of the draws: the same seed and request order replay
                     the same faults; each namespace draws from it and its name
                     (PETSTORE_FAULT_SEED; default: random, said on stderr)
+  --journal-size N  requests the journal keeps, per namespace, up to 100000; the oldest
+                    go first (PETSTORE_JOURNAL_SIZE; default 1000)
   -h, --help        print this help
   -v, --version     print the version
 

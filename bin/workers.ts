@@ -22,6 +22,9 @@ const WORKER_ENV = 'PETSTORE_CLUSTER_WORKER'
 const KEY_ENV = 'PETSTORE_CLUSTER_KEY'
 /** The cursor secret every worker signs with, so that a cursor one issued is accepted by all. */
 const CURSOR_SECRET_ENV = 'PETSTORE_CLUSTER_CURSOR_SECRET'
+/** The journal's ids: the worker's slot (0 to 255, none two live workers share) and the primary's start. */
+const SLOT_ENV = 'PETSTORE_CLUSTER_SLOT'
+const EPOCH_ENV = 'PETSTORE_CLUSTER_EPOCH'
 
 /** Is this process a worker of {@link runPrimary}? */
 export const inWorker = cluster.isWorker && process.env[WORKER_ENV] === '1'
@@ -69,6 +72,12 @@ export function keyFromPrimary(): string | undefined {
 /** In a worker: the cursor secret the primary chose (configured or generated); the same for every worker. */
 export function cursorSecretFromPrimary(): string | undefined {
   return inWorker ? process.env[CURSOR_SECRET_ENV] || undefined : undefined
+}
+
+/** In a worker: what makes its journal's ids unique and ordered across workers (see `Journal`). */
+export function journalIdsFromPrimary(): { slot: number; epochMs: number } | undefined {
+  if (!inWorker) return undefined
+  return { slot: Number(process.env[SLOT_ENV]), epochMs: Number(process.env[EPOCH_ENV]) }
 }
 
 /**
@@ -126,6 +135,8 @@ interface WorkerState {
   reloadOwed: boolean
   /** Started with `--port` set to the port announced (see `fork`). */
   pinned: boolean
+  /** The low byte of its journal's ids: a restarted worker takes a slot free again. */
+  slot: number
 }
 
 /**
@@ -145,7 +156,11 @@ export function runPrimary(
   cursorSecret: string,
   { reloadsKeys, seed }: { reloadsKeys: boolean; seed?: string | undefined },
 ): void {
-  const env: Record<string, string> = { [WORKER_ENV]: '1', [CURSOR_SECRET_ENV]: cursorSecret }
+  const env: Record<string, string> = {
+    [WORKER_ENV]: '1',
+    [CURSOR_SECRET_ENV]: cursorSecret,
+    [EPOCH_ENV]: String(Date.now()),
+  }
   if (generatedKey !== undefined) env[KEY_ENV] = generatedKey
   const workers = new Map<Worker, WorkerState>()
   const restarts = new Set<NodeJS.Timeout>()
@@ -166,8 +181,11 @@ export function runPrimary(
     const listening = [...workers.values()].find((other) => other.ready)
     const pinned = announced !== undefined && (listening?.pinned ?? true)
     cluster.setupPrimary({ args: pinned ? withPort(argv, announced as number) : argv })
-    const worker = cluster.fork(env)
-    const state: WorkerState = { startedAt: Date.now(), ready: false, reloadOwed: false, pinned }
+    const taken = new Set([...workers.values()].map((other) => other.slot))
+    let slot = 0
+    while (taken.has(slot)) slot++
+    const worker = cluster.fork({ ...env, [SLOT_ENV]: String(slot) })
+    const state: WorkerState = { startedAt: Date.now(), ready: false, reloadOwed: false, pinned, slot }
     workers.set(worker, state)
     // Without a listener, a failed fork or IPC error would end the primary.
     worker.on('error', (error) => log(`worker ${worker.id}: ${error.message}`))

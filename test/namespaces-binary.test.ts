@@ -97,7 +97,8 @@ for (let n = 1; n <= 4; n++) {
 }
 `
 
-const RUNS = Number(process.env.NS_RUNS ?? 10)
+/** 10 on the system Node; .ci/node-versions asks fewer of Node 22 and 24, which run the same code. */
+const RUNS = Number(process.env.PETSTORE_TEST_NAMESPACE_RUNS ?? 10)
 
 /** Runs the suite's 8 files at once against `server`; resolves with what each file met, by name. */
 async function runSuite(server: RunningServer, run: number): Promise<Map<string, string>> {
@@ -145,7 +146,7 @@ async function tenRuns(db: string): Promise<void> {
   }
 }
 
-describe('8 test files at once, each in its namespace, 10 runs', () => {
+describe('8 test files at once, each in its namespace, 10 runs (RUNS)', () => {
   test('memory', () => tenRuns('memory'))
   test('SQLite', () => tenRuns(`sqlite:${join(dir, 'suite.db')}`))
   test('PostgreSQL', { skip: noPostgres }, () =>

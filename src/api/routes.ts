@@ -8,6 +8,9 @@ import { deprecationHeaders } from '../http/headers.js'
 import type { Route } from '../http/route-table.js'
 import { createPet, getPet, listPets, type OperationContext } from './operations.js'
 
+/** The API's operationIds, as the OpenAPI document names them: what the request journal files requests under. */
+export const OPERATIONS = ['listPets', 'createPet', 'getPet'] as const
+
 /**
  * The routes of the API under `context.basePath`. `GET /pets/{petId}` is
  * deprecated: every answer to a read of it carries the deprecation headers.
@@ -19,12 +22,19 @@ export function apiRoutes(context: OperationContext, documentText: string): Rout
     {
       method: 'GET',
       path: `${basePath}/pets`,
+      operation: 'listPets',
       handler: (request) => listPets(request.parsed, context, request.signal),
     },
-    { method: 'POST', path: `${basePath}/pets`, handler: (request) => createPet(request, context) },
+    {
+      method: 'POST',
+      path: `${basePath}/pets`,
+      operation: 'createPet',
+      handler: (request) => createPet(request, context),
+    },
     {
       method: 'GET',
       path: `${basePath}/pets/{petId}`,
+      operation: 'getPet',
       handler: (request, petId) => getPet(petId, context, request.signal),
       setHeaders: deprecationHeaders(basePath),
     },

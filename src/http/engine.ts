@@ -49,6 +49,9 @@ const AMBIGUOUS_PATH =
 /** The request as the engine holds it: the target read once, and the route it matched. */
 type Routed = RoutedRequest & { route?: MatchedRoute | undefined }
 
+/** The route `request` matched, once the engine has routed it (the 405's stand-in too); else `undefined`. */
+export const routeOf = (request: ApiRequest): MatchedRoute | undefined => (request as Routed).route
+
 /** Makes the engine over `parts`: see the module's description for the order of its steps. */
 export function createApiEngine(parts: EngineParts): ApiEngine {
   const { table, basePath, cors, authenticate, finish } = parts

@@ -41,6 +41,8 @@ export interface Route {
   readonly handler: RouteHandler
   /** The route's name in `onResponse` and spans; `null` for none (a catch-all). @default path */
   readonly name?: string | null
+  /** The operationId this method of the path serves, for the request journal. */
+  readonly operation?: string | undefined
   /** Served without a key (the document, the reference page, the health check). */
   readonly open?: boolean
   /** Matches everything below the path (`/v1/docs/x`), and the path itself where no other route has it. */
@@ -58,6 +60,7 @@ export class MatchedRoute {
   readonly open: boolean
   readonly below: boolean
   readonly headers: Readonly<Record<string, string>> | undefined
+  readonly operation: string | null
 
   constructor(
     route: Route,
@@ -69,6 +72,8 @@ export class MatchedRoute {
     this.open = route.open === true
     this.below = route.below === true
     this.headers = route.headers
+    // The 405 stand-in is made from a route of the path, but serves no operation.
+    this.operation = handler === route.handler ? (route.operation ?? null) : null
   }
 
   /** The parameter of `path`, which this route matched: see {@link RouteHandler}. */

@@ -18,6 +18,8 @@ import { namespacesOf, type ResettablePetStore } from '../store/store.js'
 import { wholeNumber } from '../util/option-checks.js'
 import { namespaceSeed } from '../util/prng.js'
 import { withFaults } from './faults.js'
+import { Journal, type JournalOptions } from './journal.js'
+import { withJournal } from './journal-handler.js'
 
 /** How many namespaces may exist at once when nothing says otherwise. */
 export const DEFAULT_MAX_NAMESPACES = 1000
@@ -33,11 +35,14 @@ export type NamespaceHandlerMaker = (store: ResettablePetStore, prefix: string, 
 
 const NO_CONTENT = () => ({ status: 204, headers: {}, body: null })
 
-/** `POST {prefix}/__petstore/reset`: the seeded pets back, ids as at start. Not open: a key is asked. */
-export const resetRoute = (store: ResettablePetStore, prefix = ''): Route => ({
+/**
+ * `POST {prefix}/__petstore/reset`: the seeded pets back, ids as at start, then `then` (the
+ * namespace's journal cleared). Not open: a key is asked.
+ */
+export const resetRoute = (store: ResettablePetStore, prefix = '', then?: () => unknown): Route => ({
   method: 'POST',
   path: `${prefix}/__petstore/reset`,
-  handler: () => store.reset().then(NO_CONTENT),
+  handler: () => store.reset().then(then).then(NO_CONTENT),
 })
 
 /** The engine of `handler`, one `createPetstore` made (with routes, faults or docs over it). */
@@ -50,7 +55,7 @@ function apiEngineOf(owner: string, handler: FetchHandler) {
 /**
  * `handler`, the default namespace over `store`, serving the namespaces beside it: each made by
  * `make` on first use, over a store of its own from `store` (which must be one of this package).
- * Past `max` namespaces, a new one is a 507. The lower-level form of {@link namespacedPetstore},
+ * Past `max` namespaces, a new one is a 507. `onDrop` hears of each deleted one. The lower-level form of {@link namespacedPetstore},
  * for a server that builds its handlers itself (the binary).
  */
 export function withNamespaces(
@@ -58,6 +63,7 @@ export function withNamespaces(
   store: ResettablePetStore,
   make: NamespaceHandlerMaker,
   max = DEFAULT_MAX_NAMESPACES,
+  onDrop?: (name: string) => unknown,
 ): FetchHandler {
   const space = namespacesOf(store)
   if (space === undefined) {
@@ -90,6 +96,7 @@ export function withNamespaces(
     async drop(name) {
       made.delete(name)
       await space.drop(name)
+      await onDrop?.(name)
     },
   })
   return toFetchHandler(engine)
@@ -106,11 +113,16 @@ export interface NamespacedPetstoreOptions extends PetstoreOptions {
    * `seed` and the namespace's name: a test's faults do not depend on the tests beside it.
    */
   faults?: FaultOptions | undefined
+  /**
+   * A request journal in each namespace, at `{prefix}/__petstore/requests`, cleared by its reset:
+   * `true`, or the options of each namespace's `Journal`. @default off
+   */
+  journal?: boolean | JournalOptions | undefined
 }
 
 /**
  * A handler serving many Petstores: the default one over `store`, and `/ns/{name}/…`, each
- * namespace a Petstore of its own (pets, ids, `POST /ns/{name}/__petstore/reset`, faults),
+ * namespace a Petstore of its own (pets, ids, `POST /ns/{name}/__petstore/reset`, faults, journal),
  * made on first use from `store`'s seed. `DELETE /ns/{name}/__petstore/namespace` removes one.
  *
  * @example
@@ -123,7 +135,7 @@ export interface NamespacedPetstoreOptions extends PetstoreOptions {
  * ```
  */
 export function namespacedPetstore(options: NamespacedPetstoreOptions): FetchHandler {
-  const { maxNamespaces, faults, ...petstore } = options
+  const { maxNamespaces, faults, journal, ...petstore } = options
   const max = wholeNumber('namespacedPetstore', 'maxNamespaces', maxNamespaces ?? DEFAULT_MAX_NAMESPACES, { min: 0 })
   const basePath = normalizeBasePath('namespacedPetstore', petstore.basePath ?? '/v1')
   const make = (store: ResettablePetStore, prefix: string, name?: string) => {
@@ -133,7 +145,9 @@ export function namespacedPetstore(options: NamespacedPetstoreOptions): FetchHan
       faults === undefined
         ? api
         : withFaults(api, { ...faults, seed: name === undefined ? seed : namespaceSeed(seed, name) })
-    return withRoutesOf(faulty, [resetRoute(store, prefix)])
+    if (!journal) return withRoutesOf(faulty, [resetRoute(store, prefix)])
+    const own = new Journal(journal === true ? {} : journal)
+    return withJournal(withRoutesOf(faulty, [resetRoute(store, prefix, () => own.clear())]), own, { prefix })
   }
   return withNamespaces(make(options.store, ''), options.store, make, max)
 }
