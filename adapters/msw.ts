@@ -11,10 +11,31 @@ import { type HttpHandler, http } from 'msw'
 import { createPetstore, type PetstoreOptions } from '../src/create-petstore.js'
 import { basePathProblem, normalizeBasePath } from '../src/http/base-path.js'
 import { memoryStore } from '../src/store/memory.js'
-import type { PetStore } from '../src/store/store.js'
+import type { PetStore, ResettablePetStore } from '../src/store/store.js'
 import type { Journal } from '../src/testing/journal.js'
 import { withJournal } from '../src/testing/journal-handler.js'
+import { namespacedPetstore } from '../src/testing/namespaces.js'
 import { optionsObject, redactedUrl, shown } from '../src/util/option-checks.js'
+
+/** {@link petstoreHandlers} with `namespaces`: one handler for the default namespace and every other. */
+function namespaceHandlers(options: PetstoreHandlersOptions, origin: string, path: string): HttpHandler[] {
+  const { baseUrl: _, basePath: __, store, journal, namespaces, ...rest } = options
+  const max = typeof namespaces === 'object' ? namespaces.max : undefined
+  const handler = namespacedPetstore({
+    ...rest,
+    store: (store ?? memoryStore()) as ResettablePetStore,
+    basePath: path || '/',
+    maxNamespaces: max,
+    journal,
+  })
+  // The API under its base path, the namespaces, and the default namespace's test control.
+  const served = [
+    new RegExp(`^${escaped(origin + path)}(?:/.*)?$`),
+    new RegExp(`^${escaped(`${origin}/ns/`)}.*$`),
+    new RegExp(`^${escaped(`${origin}/__petstore/`)}.*$`),
+  ]
+  return served.map((pattern) => http.all(pattern, ({ request }) => handler(request)))
+}
 
 /** Options of {@link petstoreHandlers}: those of `createPetstore`, with `baseUrl` and an optional `store`. */
 export interface PetstoreHandlersOptions extends Omit<PetstoreOptions, 'store'> {
@@ -31,6 +52,14 @@ export interface PetstoreHandlersOptions extends Omit<PetstoreOptions, 'store'> 
    * `petstore-server/testing`), also served at `{origin}/__petstore/requests`. @default none
    */
   journal?: Journal | undefined
+  /**
+   * Serves namespaces too: `{origin}/ns/{name}/…` (base path after the name), each a Petstore of
+   * its own made from `store`'s seed on first use, with its reset, its faults and its journal, as
+   * `namespacedPetstore` of `petstore-server/testing` does; and `{origin}/__petstore/reset`.
+   * `true`, or `{ max }` (how many may exist at once, 1000 by default). `store` must then be one
+   * of this package's. @default off
+   */
+  namespaces?: boolean | { max?: number | undefined } | undefined
 }
 
 const OWNER = 'petstoreHandlers'
@@ -93,9 +122,10 @@ const escaped = (text: string) => text.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')
  */
 export function petstoreHandlers(options: PetstoreHandlersOptions): HttpHandler[] {
   optionsObject(OWNER, 'options', options, "{ baseUrl: 'https://api.example.test/v1', keys: ['test-key'] }")
-  const { baseUrl, basePath, store, journal, ...rest } = options
+  const { baseUrl, basePath, store, journal, namespaces, ...rest } = options
   const { origin, basePath: path } = parseBaseUrl(baseUrl)
   checkBasePath(basePath, path, baseUrl)
+  if (namespaces) return namespaceHandlers(options, origin, path)
   // createPetstore checks the rest, unknown option names included.
   const api = createPetstore({ ...rest, store: store ?? memoryStore(), basePath: path || '/' })
   const handler = journal === undefined ? api : withJournal(api, journal)

@@ -283,3 +283,47 @@ describe('petstore-server/msw in a browser bundle', () => {
     }
   })
 })
+
+describe('petstoreHandlers with namespaces', () => {
+  const NS_ORIGIN = 'https://namespaces.example.test'
+  let server: ReturnType<typeof setupServer>
+  before(() => {
+    server = setupServer(
+      ...petstoreHandlers({
+        baseUrl: `${NS_ORIGIN}/v1`,
+        keys: [KEY],
+        store: memoryStore({ pets: [{ name: 'Seed', categoryId: 9 }] }),
+        namespaces: { max: 2 },
+      }),
+    )
+    server.listen({ onUnhandledRequest: 'error' })
+  })
+  after(() => server.close())
+
+  it('serves each namespace from the seed, with its reset, up to its bound', async () => {
+    const made = await post(`${NS_ORIGIN}/ns/first/v1/pets`, { name: 'Kit', categoryId: 1 })
+    assert.equal(made.status, 201)
+    assert.equal(made.headers.get('location'), '/ns/first/v1/pets/2')
+    const names = async (prefix: string) =>
+      ((await (await fetch(`${NS_ORIGIN}${prefix}/v1/pets`, { headers: auth })).json()) as { name: string }[]).map(
+        (pet) => pet.name,
+      )
+    assert.deepEqual(await names('/ns/first'), ['Seed', 'Kit'])
+    assert.deepEqual(await names('/ns/second'), ['Seed'])
+    assert.deepEqual(await names(''), ['Seed'])
+    const reset = await fetch(`${NS_ORIGIN}/ns/first/__petstore/reset`, { method: 'POST', headers: auth })
+    assert.equal(reset.status, 204)
+    assert.deepEqual(await names('/ns/first'), ['Seed'])
+    assert.equal((await fetch(`${NS_ORIGIN}/ns/third/v1/pets`, { headers: auth })).status, 507)
+    const defaultReset = await fetch(`${NS_ORIGIN}/__petstore/reset`, { method: 'POST', headers: auth })
+    assert.equal(defaultReset.status, 204)
+  })
+
+  it('needs a store of this package', () => {
+    const own = { create: async () => ({}), get: async () => undefined, list: async () => [] }
+    assert.throws(
+      () => petstoreHandlers({ baseUrl: `${NS_ORIGIN}/v1`, keys: [KEY], store: own as never, namespaces: true }),
+      /namespaces need a store this package made/,
+    )
+  })
+})

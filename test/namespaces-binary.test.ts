@@ -146,7 +146,7 @@ async function tenRuns(db: string): Promise<void> {
   }
 }
 
-describe('8 test files at once, each in its namespace, 10 runs (RUNS)', () => {
+describe(`8 test files at once, each in its namespace, ${RUNS} runs`, () => {
   test('memory', () => tenRuns('memory'))
   test('SQLite', () => tenRuns(`sqlite:${join(dir, 'suite.db')}`))
   test('PostgreSQL', { skip: noPostgres }, () =>
@@ -224,4 +224,44 @@ test('--max-namespaces, or PETSTORE_MAX_NAMESPACES, bounds them; it needs --test
   assert.match(refused.stderr, /--max-namespaces needs --test-control/)
   const bad = await runToExit(['--test-control', '--max-namespaces', 'many'])
   assert.match(bad.stderr, /--max-namespaces must be a whole number/)
+})
+
+/** The paths a namespace's journal holds, oldest first. */
+async function journalPaths(server: RunningServer, prefix: string): Promise<string[]> {
+  const answer = await fetch(`${server.origin}${prefix}/__petstore/requests`, {
+    headers: { ...AUTH, connection: 'close' },
+  })
+  assert.equal(answer.status, 200)
+  return ((await answer.json()) as { requests: { path: string }[] }).requests.map((entry) => entry.path)
+}
+
+/** Each namespace has a journal of its own, which its reset clears and its deletion drops, in every worker. */
+async function journalPerNamespace(db: string, workers: string[]): Promise<void> {
+  const server = await start(db, ['--test-control', ...workers])
+  try {
+    for (let i = 0; i < 4; i++) {
+      assert.equal((await post(server, '/ns/j1/v1/pets', { name: `a${i}`, categoryId: 1 })).status, 201)
+      assert.equal((await post(server, '/ns/j2/v1/pets', { name: `b${i}`, categoryId: 1 })).status, 201)
+    }
+    assert.equal((await post(server, '/v1/pets', { name: 'd', categoryId: 1 })).status, 201)
+    assert.deepEqual(await journalPaths(server, '/ns/j1'), Array(4).fill('/ns/j1/v1/pets'))
+    assert.deepEqual(await journalPaths(server, '/ns/j2'), Array(4).fill('/ns/j2/v1/pets'))
+    assert.deepEqual(await journalPaths(server, ''), ['/v1/pets'], 'the default journal holds its own requests')
+    assert.equal((await post(server, '/ns/j1/__petstore/reset')).status, 204)
+    assert.deepEqual(await journalPaths(server, '/ns/j1'), ['/ns/j1/__petstore/reset'], 'its reset clears it')
+    assert.equal((await journalPaths(server, '/ns/j2')).length, 4, 'the other namespace keeps its journal')
+    const deleted = await fetch(`${server.origin}/ns/j2/__petstore/namespace`, {
+      method: 'DELETE',
+      headers: { ...AUTH, connection: 'close' },
+    })
+    assert.equal(deleted.status, 204)
+    assert.deepEqual(await journalPaths(server, '/ns/j2'), [], 'a deleted namespace takes its journal with it')
+  } finally {
+    await server.stop()
+  }
+}
+
+describe('a journal per namespace', () => {
+  test('one process', () => journalPerNamespace('memory', []))
+  test('--workers 2 on SQLite', () => journalPerNamespace(`sqlite:${join(dir, 'journal.db')}`, ['--workers', '2']))
 })

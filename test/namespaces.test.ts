@@ -245,3 +245,22 @@ test("a namespace's faults are drawn from the seed and its name alone", async ()
   })()
   assert.notDeepEqual(defaultFirst, alone, 'the default namespace draws from the seed itself')
 })
+
+test('with journal, each namespace records into its own, cleared by its reset', async () => {
+  const { handler } = await handlerOn(PLACES[0] as Place, { journal: { size: 10 } })
+  const paths = async (prefix: string) =>
+    ((await call(handler, `${prefix}/__petstore/requests`)).body as { requests: { path: string }[] }).requests.map(
+      (entry) => entry.path,
+    )
+  await create(handler, '/ns/a', 'x')
+  await create(handler, '/ns/b', 'y')
+  await call(handler, '/v1/pets')
+  assert.deepEqual(await paths('/ns/a'), ['/ns/a/v1/pets'])
+  assert.deepEqual(await paths('/ns/b'), ['/ns/b/v1/pets'])
+  assert.deepEqual(await paths(''), ['/v1/pets'])
+  assert.equal((await call(handler, '/ns/a/__petstore/reset', { method: 'POST' })).status, 204)
+  assert.deepEqual(await paths('/ns/a'), ['/ns/a/__petstore/reset'])
+  assert.deepEqual(await paths('/ns/b'), ['/ns/b/v1/pets'])
+  const off = await handlerOn(PLACES[0] as Place)
+  assertError(await call(off.handler, '/ns/a/__petstore/requests'), 404, 'not_found')
+})

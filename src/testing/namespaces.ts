@@ -115,9 +115,10 @@ export interface NamespacedPetstoreOptions extends PetstoreOptions {
   faults?: FaultOptions | undefined
   /**
    * A request journal in each namespace, at `{prefix}/__petstore/requests`, cleared by its reset:
-   * `true`, or the options of each namespace's `Journal`. @default off
+   * `true`, the options of each namespace's `Journal`, or a `Journal` that the default namespace
+   * records into (each other namespace into one of the same size). @default off
    */
-  journal?: boolean | JournalOptions | undefined
+  journal?: boolean | JournalOptions | Journal | undefined
 }
 
 /**
@@ -146,7 +147,12 @@ export function namespacedPetstore(options: NamespacedPetstoreOptions): FetchHan
         ? api
         : withFaults(api, { ...faults, seed: name === undefined ? seed : namespaceSeed(seed, name) })
     if (!journal) return withRoutesOf(faulty, [resetRoute(store, prefix)])
-    const own = new Journal(journal === true ? {} : journal)
+    const own =
+      journal instanceof Journal
+        ? name === undefined
+          ? journal
+          : new Journal({ size: journal.size, bodyBytes: journal.bodyBytes })
+        : new Journal(journal === true ? {} : journal)
     return withJournal(withRoutesOf(faulty, [resetRoute(store, prefix, () => own.clear())]), own, { prefix })
   }
   return withNamespaces(make(options.store, ''), options.store, make, max)
