@@ -308,3 +308,9 @@ describe('the journal under petstore-server/msw', () => {
     assert.deepEqual(await page.json(), { count: 1, evicted: 0 })
   })
 })
+
+it("the key's label is SHA-256, as node:crypto computes it", () => {
+  for (const text of ['', 'abc', 'k'.repeat(55), 'k'.repeat(56), 'k'.repeat(64), 'x'.repeat(1000), 'clé-€-😀']) {
+    assert.equal(sha256Hex(text), createHash('sha256').update(text).digest('hex'), JSON.stringify(text.slice(0, 20)))
+  }
+})
