@@ -191,6 +191,39 @@ describe('--seed and POST /__petstore/reset', () => {
     assert.equal(code, 1)
     assert.equal(stderr, `petstore-server: --seed ${bad}: pets[1].categoryId: must be an integer\n`)
   })
+
+  test('a seed whose ids leave no room for new pets is refused, on every store', async () => {
+    // Seeded at 2^53 - 1, the stores once answered three creates with one id, or with ids they could not represent.
+    const top = join(dir, 'top.json')
+    writeFileSync(top, '[{"id":9007199254740991,"name":"a","categoryId":1}]')
+    const handedOut = join(dir, 'handed-out.json')
+    writeFileSync(handedOut, '[{"id":4503599627370495,"name":"a","categoryId":1},{"name":"b","categoryId":1}]')
+    const stores = ['memory', `sqlite:${join(dir, 'top.db')}`, POSTGRES_URL, MYSQL_URL]
+    for (const db of stores.filter((db): db is string => db !== undefined)) {
+      const refused = await runToExit(['--port', '0', '--key', KEY, '--db', db, '--seed', top])
+      assert.equal(refused.code, 1, db)
+      assert.equal(
+        refused.stderr,
+        `petstore-server: --seed ${top}: pets[0].id: 9007199254740991 is past 4503599627370495 (2^52 - 1): a seed must leave room for the ids of new pets\n`,
+      )
+      const next = await runToExit(['--port', '0', '--key', KEY, '--db', db, '--seed', handedOut])
+      assert.match(next.stderr, /pets\[1\]: its id would be past 4503599627370495/, db)
+    }
+    assert.throws(
+      () => memoryStore({ pets: [{ id: 2 ** 52, name: 'a', categoryId: 1 }] }),
+      /memoryStore: pets\[0\]\.id: 4503599627370496 is past 4503599627370495/,
+    )
+    const edge = memoryStore({ pets: [{ id: 2 ** 52 - 2, name: 'a', categoryId: 1 }] })
+    const handler = createPetstore({ store: edge, keys: [KEY] })
+    const created = await handler(
+      new Request('http://x/v1/pets', {
+        method: 'POST',
+        headers: { ...AUTH, 'content-type': 'application/json' },
+        body: '{"name":"b","categoryId":1}',
+      }),
+    )
+    assert.equal(((await created.json()) as { id: number }).id, 2 ** 52 - 1)
+  })
 })
 
 describe('faults', () => {

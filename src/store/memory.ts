@@ -11,6 +11,7 @@ import { jsonPageOf, oneMore } from '../api/pet-json.js'
 import { type NewPet, NewPetSchema, type Pet, type PetStatus } from '../api/schemas.js'
 import { knownOptions, optionsObject, shown } from '../util/option-checks.js'
 import { petRecord } from './pet-record.js'
+import { MAX_SEEDED_ID, noRoom } from './seed-pets.js'
 import {
   builtInStore,
   type ListQuery,
@@ -127,6 +128,8 @@ export function memoryStore(options: MemoryStoreOptions = {}): ResettablePetStor
     add(recordOf(id, pet))
   }
   for (const { id, pet } of seeded) if (id === undefined) add(recordOf(lastId + 1, pet))
+  if (lastId > MAX_SEEDED_ID)
+    throw new TypeError(`memoryStore: ${noRoom(seeded.map(({ id }) => id as number | undefined))}`)
   // What reset() puts back: copies, since the records themselves leave the store (and get frozen).
   const initial = all.map((pet) => recordOf(pet.id, pet))
 

@@ -10,6 +10,21 @@ import { SEED_PET_SHAPE } from '../api/pet-fields.js'
 import { type Pet, SeedPetSchema } from '../api/schemas.js'
 import { petRecord } from './pet-record.js'
 
+/**
+ * The highest id a seed may give or hand out: 2^52 − 1, so that 2^52 creates still fit under
+ * 2^53, the last id every store and JSON client represents exactly. A seed near 2^53 left no
+ * room, and the stores then gave one id twice or one they could not represent.
+ */
+export const MAX_SEEDED_ID = 2 ** 52 - 1
+
+/** Why a seed whose ids (`undefined`: handed out) go past {@link MAX_SEEDED_ID} is refused, naming the entry. */
+export function noRoom(ids: ReadonlyArray<number | undefined>): string {
+  const why = `past ${MAX_SEEDED_ID} (2^52 - 1): a seed must leave room for the ids of new pets`
+  const over = ids.findIndex((id) => id !== undefined && id > MAX_SEEDED_ID)
+  if (over >= 0) return `pets[${over}].id: ${ids[over]} is ${why}`
+  return `pets[${ids.lastIndexOf(undefined)}]: its id would be ${why}`
+}
+
 /** What a seed gives: the pets, ascending by id. */
 export type SeedRecords = readonly Pet[]
 
@@ -47,5 +62,6 @@ export function seedRecords(pets: unknown): SeedRecords {
   records.sort((a, b) => a.id - b.id)
   let lastId = records.at(-1)?.id ?? 0
   for (const { id, pet } of given) if (id === undefined) records.push(petRecord(++lastId, pet))
+  if (lastId > MAX_SEEDED_ID) throw new TypeError(noRoom(given.map(({ id }) => id)))
   return records
 }
