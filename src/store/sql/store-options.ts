@@ -112,9 +112,14 @@ export function storeNames(
     const got = migrationTable === table ? `${shown(table)} for both` : `${shown(migrationTable)} and ${shown(table)}`
     throw new TypeError(`${owner}: migrationTable must name another table than table, got ${got}`)
   }
-  const created = [table, `${table}_status_id`, migrationTable, `${migrationTable}_lock`].map((name) =>
-    name.toLowerCase(),
-  )
+  const created = [
+    table,
+    `${table}_status_id`,
+    `${table}_idem_keys`,
+    `${table}_idem_exp`,
+    migrationTable,
+    `${migrationTable}_lock`,
+  ].map((name) => name.toLowerCase())
   const twice = created.find((name, index) => created.indexOf(name) !== index)
   if (twice !== undefined) {
     throw new TypeError(
