@@ -1,18 +1,41 @@
 /**
  * `Idempotency-Key` on createPet, over HTTP requests to the handler, for one store: every case of
- * issue 64's "Done means" that one process can show. test/idempotency.test.ts runs it per store.
+ * issue 64's "Done means" that one process can show. test/idempotency.test.ts runs it per store of
+ * this process, test/workerd.test.ts on D1 inside workerd.
  */
 import assert from 'node:assert/strict'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { createPetstore, type FetchHandler, type PetStore } from '../src/index.js'
 import { withFaults } from '../src/testing.js'
 
+/** What a case is served by: a handler over a new, empty store, and how to close it. */
+export interface Served {
+  handler: FetchHandler
+  close(): Promise<void>
+}
+
+/** How a case asks for its handler: keys kept `idempotencyTtl` ms (24 h by default), `Prefer: fault=…` honoured. */
+export type Serve = (options: { idempotencyTtl?: number }) => Promise<Served>
+
 export interface KeyedSuiteOptions {
   describe: (name: string, body: () => void) => void
   it: (name: string, body: () => Promise<void>) => void
-  /** A new, empty store (a table of its own). */
-  open: () => PetStore | Promise<PetStore>
+  serve: Serve
+  /**
+   * Why an empty key, or one with a control character other than a tab, cannot reach the handler
+   * where the way to it drops or refuses them: those cases are left out there.
+   */
+  rawKeysLost?: string
 }
+
+/** {@link Serve} for a store of this process: each case gets the store `open` makes, under `createPetstore`. */
+export const servingStore =
+  (open: () => PetStore | Promise<PetStore>): Serve =>
+  async (options) => {
+    const store = await open()
+    const handler = withFaults(createPetstore({ store, keys: KEYS, ...options }), { prefer: true })
+    return { handler, close: async () => store.close?.() }
+  }
 
 const KEYS = ['first-key', 'second-key']
 
@@ -43,16 +66,16 @@ export async function count(handler: FetchHandler): Promise<number> {
 }
 
 /** The keyed cases on the store `open` makes; each test gets a store of its own, closed after it. */
-export function runKeyedSuite(name: string, { describe, it, open }: KeyedSuiteOptions): void {
-  /** A test on a fresh store and a handler over it. */
+export function runKeyedSuite(name: string, { describe, it, serve, rawKeysLost }: KeyedSuiteOptions): void {
+  /** A test on a handler over a fresh store. */
   const on =
-    (test: (handler: FetchHandler, store: PetStore) => Promise<void>, options: { idempotencyTtl?: number } = {}) =>
+    (test: (handler: FetchHandler) => Promise<void>, options: { idempotencyTtl?: number } = {}) =>
     async () => {
-      const store = await open()
+      const { handler, close } = await serve(options)
       try {
-        await test(createPetstore({ store, keys: KEYS, ...options }), store)
+        await test(handler)
       } finally {
-        await store.close?.()
+        await close()
       }
     }
 
@@ -124,10 +147,9 @@ export function runKeyedSuite(name: string, { describe, it, open }: KeyedSuiteOp
       }),
     )
 
-    it('an after-commit fault, then a retry: one pet, the retry a replay', async () => {
-      const store = await open()
-      try {
-        const handler = withFaults(createPetstore({ store, keys: KEYS }), { prefer: true })
+    it(
+      'an after-commit fault, then a retry: one pet, the retry a replay',
+      on(async (handler) => {
         const lost = await post(handler, { name: 'Ann', categoryId: 1 }, 'lost', { prefer: 'fault=after-commit' })
         assert.equal(lost.status, 503)
         assert.equal(lost.headers.get('petstore-fault'), 'after-commit')
@@ -136,10 +158,8 @@ export function runKeyedSuite(name: string, { describe, it, open }: KeyedSuiteOp
         assert.equal(retry.headers.get('idempotent-replayed'), 'true')
         assert.equal(((await retry.json()) as { name: string }).name, 'Ann')
         assert.equal(await count(handler), 1)
-      } finally {
-        await store.close?.()
-      }
-    })
+      }),
+    )
 
     it(
       'an expired key creates again, and is then the new pet’s',
@@ -160,7 +180,7 @@ export function runKeyedSuite(name: string, { describe, it, open }: KeyedSuiteOp
     it(
       'bad keys are a 400 each, saying why, and create nothing',
       on(async (handler) => {
-        const cases: Array<[string, Record<string, string> | string, RegExp]> = [
+        const cases: Array<[string, string, RegExp]> = [
           ['empty', '', /empty/],
           ['256 characters', 'k'.repeat(256), /256 characters long; at most 255/],
           ['a control character', 'ab\u0001c', /control character/],
@@ -171,7 +191,8 @@ export function runKeyedSuite(name: string, { describe, it, open }: KeyedSuiteOp
           ['an open string', '"abc', /closing quote/],
         ]
         for (const [what, key, message] of cases) {
-          const answer = await post(handler, { name: 'Rex', categoryId: 1 }, key as string)
+          if (rawKeysLost !== undefined && (key === '' || key.includes('\u0001'))) continue
+          const answer = await post(handler, { name: 'Rex', categoryId: 1 }, key)
           assert.equal(answer.status, 400, what)
           const error = (await answer.json()) as { code: string; message: string }
           assert.equal(error.code, 'invalid_idempotency_key', what)

@@ -24,7 +24,7 @@ import { postgresStore } from '../src/store/sql/postgres.js'
 import { sqliteStore } from '../src/store/sql/sqlite.js'
 import { loadSqliteDriver } from '../src/store/sql/sqlite-drivers.js'
 import { seed } from '../src/testing.js'
-import { count, post, runKeyedSuite } from './idempotency.suite.js'
+import { count, post, runKeyedSuite, servingStore } from './idempotency.suite.js'
 
 const POSTGRES_URL = process.env.PETSTORE_TEST_POSTGRES_URL
 const MYSQL_URL = process.env.PETSTORE_TEST_MYSQL_URL
@@ -43,9 +43,9 @@ after(async () => {
 })
 const freshFile = () => join(dir, `${freshName()}.db`)
 
-runKeyedSuite('memoryStore', { ...runner, open: () => memoryStore() })
+runKeyedSuite('memoryStore', { ...runner, serve: servingStore(() => memoryStore()) })
 // A copy of a built-in store is a PetStore of your own: its keys are kept in process memory.
-runKeyedSuite('a PetStore of your own', { ...runner, open: () => ({ ...memoryStore() }) })
+runKeyedSuite('a PetStore of your own', { ...runner, serve: servingStore(() => ({ ...memoryStore() })) })
 // bun:sqlite runs under Bun: test/runtimes.test.ts serves the API there. node:sqlite needs Node ≥ 22.13.
 for (const driver of ['node:sqlite', 'better-sqlite3'] as const) {
   const loads = await loadSqliteDriver([driver]).then(
@@ -53,14 +53,18 @@ for (const driver of ['node:sqlite', 'better-sqlite3'] as const) {
     () => false,
   )
   if (!loads) it(`sqliteStore (${driver})`, { skip: `${driver} does not load on this runtime` }, () => {})
-  else runKeyedSuite(`sqliteStore (${driver})`, { ...runner, open: () => sqliteStore({ path: freshFile(), driver }) })
+  else
+    runKeyedSuite(`sqliteStore (${driver})`, {
+      ...runner,
+      serve: servingStore(() => sqliteStore({ path: freshFile(), driver })),
+    })
 }
 runKeyedSuite('kyselyStore (SQLite)', {
   ...runner,
-  open: () => {
+  serve: servingStore(() => {
     const db = new Kysely<any>({ dialect: new SqliteDialect({ database: new Database(freshFile()) }) })
     return kyselyStore(db, { table: freshName(), destroyOnClose: true })
-  },
+  }),
 })
 
 if (POSTGRES_URL) {
@@ -77,16 +81,16 @@ if (POSTGRES_URL) {
   })
   runKeyedSuite('postgresStore', {
     ...runner,
-    open: () => postgresStore({ connectionString: POSTGRES_URL }, { schema: freshSchema() }),
+    serve: servingStore(() => postgresStore({ connectionString: POSTGRES_URL }, { schema: freshSchema() })),
   })
   runKeyedSuite('kyselyStore (PostgreSQL)', {
     ...runner,
-    open: () => {
+    serve: servingStore(() => {
       const db = new Kysely<any>({
         dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: POSTGRES_URL }) }),
       })
       return kyselyStore(db, { schema: freshSchema(), destroyOnClose: true })
-    },
+    }),
   })
   it('PostgreSQL: a retry after a restart replays the pet of before it', async () => {
     const schema = freshSchema()
@@ -112,13 +116,16 @@ if (MYSQL_URL) {
     }
     await connection.end()
   })
-  runKeyedSuite('mysqlStore', { ...runner, open: () => mysqlStore({ uri: MYSQL_URL }, { table: freshTable() }) })
+  runKeyedSuite('mysqlStore', {
+    ...runner,
+    serve: servingStore(() => mysqlStore({ uri: MYSQL_URL }, { table: freshTable() })),
+  })
   runKeyedSuite('kyselyStore (MySQL)', {
     ...runner,
-    open: () => {
+    serve: servingStore(() => {
       const db = new Kysely<any>({ dialect: new MysqlDialect({ pool: mysql.createPool({ uri: MYSQL_URL }) }) })
       return kyselyStore(db, { table: freshTable(), destroyOnClose: true })
-    },
+    }),
   })
 } else {
   it('MySQL', { skip: 'PETSTORE_TEST_MYSQL_URL is not set' }, () => {})
