@@ -10,11 +10,13 @@ import { type ParseArgsConfig, parseArgs } from 'node:util'
 import {
   basePathProblem,
   keyProblem,
+  MAX_IDEMPOTENCY_TTL_MS,
   originProblem,
   redactedUrl,
   serverUrlProblem,
   trimSlashes,
 } from '../src/for-binary.js'
+import { durationMs } from './duration.js'
 import { parseTestControl, type TestControlOptions } from './test-control-options.js'
 
 /** A command line the binary cannot run with: printed as one line, exit code 1. */
@@ -59,6 +61,8 @@ export interface CliOptions extends TestControlOptions {
   metricsPort: number | undefined
   /** Where the metrics listener binds: loopback unless asked, whatever `--host` is. */
   metricsHost: string
+  /** `--idempotency-ttl`: how long a create's Idempotency-Key is kept, in ms; undefined: the library's 24 h. */
+  idempotencyTtlMs: number | undefined
 }
 
 export const LOG_FORMATS = ['json', 'pretty', 'off'] as const
@@ -145,6 +149,14 @@ function parseLimit(text: string | undefined, from: string, max: number): number
   if (!(value >= 0 && value <= max))
     throw new UsageError(`${from} must be a whole number from 0 to ${max}, got "${text}"`)
   return value
+}
+
+/** `--idempotency-ttl`: 1 ms to 366 days, as `createPetstore` takes `idempotencyTtl`. */
+function parseTtl(text: string | undefined, from: string): number | undefined {
+  if (text === undefined) return undefined
+  const ms = durationMs(text, 1, MAX_IDEMPOTENCY_TTL_MS, '366d')
+  if (typeof ms === 'string') throw new UsageError(`${from} must be ${ms}, got "${text}"`)
+  return ms
 }
 
 /** Unset or blank: no stats line; else a whole number of ms from 100 (`1.5` printed a line a millisecond). */
@@ -248,6 +260,7 @@ export function parseCli(argv: readonly string[], env: Record<string, string | u
       values['metrics-port'] !== undefined ? parsePort(values['metrics-port'], from('metrics-port')) : undefined,
     // Not --host: `--host 0.0.0.0` publishes the API, and must not publish the metrics with it.
     metricsHost: parseHost(values['metrics-host'], from('metrics-host')) ?? '127.0.0.1',
+    idempotencyTtlMs: parseTtl(values['idempotency-ttl'], from('idempotency-ttl')),
     ...parseTestControl(values, from, (message) => new UsageError(message)),
   }
   if (values['metrics-host'] !== undefined && options.metricsPort === undefined) {
@@ -388,6 +401,7 @@ const OPTIONS = {
   'fault-seed': { type: 'string' },
   'max-namespaces': { type: 'string' },
   'journal-size': { type: 'string' },
+  'idempotency-ttl': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
   version: { type: 'boolean', short: 'v' },
 } as const satisfies ParseArgsConfig['options']

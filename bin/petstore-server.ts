@@ -205,6 +205,7 @@ async function main(): Promise<void> {
         basePath: `${prefix}${options.basePath}` || '/',
         servers: options.publicUrls.length > 0 ? options.publicUrls : undefined,
         cursorSecret,
+        idempotencyTtl: options.idempotencyTtlMs,
         cors: options.cors.length > 0 ? { origin: options.cors.includes('*') ? '*' : options.cors } : undefined,
         onResponse,
       })

@@ -23,6 +23,9 @@ Options (each also an environment variable, in parentheses):
   --no-docs         do not serve the API reference page at {base path}/docs (PETSTORE_NO_DOCS=1)
   --cursor-secret S signs the list's cursors; give every process on one database the same
                     (PETSTORE_CURSOR_SECRET; default random for this run)
+  --idempotency-ttl DURATION
+                    how long a create's Idempotency-Key is kept: 500ms, 90s, 30m, 24h, 1d, or
+                    ms alone; up to 366d (PETSTORE_IDEMPOTENCY_TTL; default 24h)
   --workers N       processes sharing the port, 1 to 256; auto: 1 per CPU (PETSTORE_WORKERS; default 1)
   --max-connections N
                     connections open at once (per worker, up to 1000000); at the cap the

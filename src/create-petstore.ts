@@ -5,6 +5,7 @@
  */
 import { createAuthenticator } from './api/auth.js'
 import { cursorCodec } from './api/cursor.js'
+import { DEFAULT_TTL_MS } from './api/idempotency.js'
 import { openApiDocument } from './api/openapi.js'
 import type { OperationContext } from './api/operations.js'
 import { apiRoutes } from './api/routes.js'
@@ -14,7 +15,13 @@ import { type ApiEngine, createApiEngine } from './http/engine.js'
 import { type FetchHandler, toFetchHandler } from './http/fetch-handler.js'
 import { createFinish, reporter } from './http/finish.js'
 import { RouteTable } from './http/route-table.js'
-import { checkStore, normalizeServers, OPTION_NAMES, type PetstoreOptions } from './petstore-options.js'
+import {
+  checkStore,
+  MAX_IDEMPOTENCY_TTL_MS,
+  normalizeServers,
+  OPTION_NAMES,
+  type PetstoreOptions,
+} from './petstore-options.js'
 import { timeoutOption, waitFor } from './shared/deadline.js'
 import { storeOf } from './store/checked-store.js'
 import { guardStore } from './store/guarded-store.js'
@@ -59,6 +66,10 @@ function createEngine(options: PetstoreOptions): ApiEngine {
   const onResponse = optionalFunction('createPetstore', 'onResponse', options.onResponse)
   const report = reporter(optionalFunction('createPetstore', 'onError', options.onError))
   const timeoutMs = timeoutOption(options.requestTimeout, 30_000)
+  const ttlMs = wholeNumber('createPetstore', 'idempotencyTtl', options.idempotencyTtl ?? DEFAULT_TTL_MS, {
+    min: 1,
+    max: MAX_IDEMPOTENCY_TTL_MS,
+  })
   const check = createAuthenticator(options.keys)
   // A `keys` function may call out (a key service): it waits under the same limits as the store.
   const authenticate =
@@ -74,6 +85,8 @@ function createEngine(options: PetstoreOptions): ApiEngine {
     basePath,
     maxBodyBytes,
     cursors: cursorCodec(options.cursorSecret),
+    // A retry waits for its key's first create at most half the request's time (10 s at most): then 409.
+    idempotency: { ttlMs, waitMs: Math.min(10_000, timeoutMs / 2) },
   }
   const documentText = JSON.stringify(openApiDocument(basePath, normalizeServers(options.servers)))
   return createApiEngine({

@@ -21,7 +21,7 @@ export { withExactIntegersEach } from './http/json-int64.js'
 export type { OnResponse, ResponseInfo } from './http/observe.js'
 export { FAULT_KINDS, type FaultKind, MAX_DELAY_MS } from './http/prefer.js'
 export type { Route } from './http/route-table.js'
-export { serverUrlProblem } from './petstore-options.js'
+export { MAX_IDEMPOTENCY_TTL_MS, serverUrlProblem } from './petstore-options.js'
 export type { PoolStats } from './store/sql/postgres.js'
 export { redactedUrl } from './util/option-checks.js'
 

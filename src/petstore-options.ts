@@ -89,7 +89,21 @@ export interface PetstoreOptions {
    * ```
    */
   onResponse?: OnResponse | undefined
+  /**
+   * How long a create's `Idempotency-Key` is kept, in milliseconds: a retry with the same key
+   * within it answers the first pet (marked `Idempotent-Replayed: true`); after it, the key
+   * creates again. A whole number from 1 to 31622400000 (366 days). See docs/testing-clients.md.
+   * @default 86400000 (24 hours)
+   * @example
+   * ```ts
+   * idempotencyTtl: 60 * 60 * 1000 // keys kept an hour
+   * ```
+   */
+  idempotencyTtl?: number | undefined
 }
+
+/** The longest `idempotencyTtl`: 366 days, in ms. Longer is more likely seconds taken for ms than a plan. */
+export const MAX_IDEMPOTENCY_TTL_MS = 366 * 24 * 60 * 60 * 1000
 
 /**
  * A server's `url`: an absolute http(s) URL or a path, without query or fragment, the way
@@ -117,6 +131,7 @@ export const OPTION_NAMES = [
   'onError',
   'cursorSecret',
   'onResponse',
+  'idempotencyTtl',
 ] as const
 
 /** The store, if it is one: its absence or a wrong value would be a 500 on every request. */

@@ -150,6 +150,26 @@ for (const place of PLACES) {
       assert.deepEqual(await names(handler, '/ns/one'), ['Seed'], 'made again, from the seed')
     })
 
+    test('an Idempotency-Key is scoped to its namespace', async () => {
+      const { handler } = await handlerOn(place)
+      const keyed = (prefix: string) =>
+        call(handler, `${prefix}/v1/pets`, {
+          json: { name: 'Kit', categoryId: 1 },
+          headers: { 'idempotency-key': 'k-1' },
+        })
+      const first = await keyed('/ns/a')
+      const other = await keyed('/ns/b')
+      const again = await keyed('/ns/a')
+      assert.equal(first.status, 201)
+      assert.equal(other.status, 201)
+      assert.equal(other.headers.get('idempotent-replayed'), null, 'another namespace creates its own pet')
+      assert.equal(again.headers.get('idempotent-replayed'), 'true')
+      assert.deepEqual(again.body, first.body)
+      assert.deepEqual(await names(handler, '/ns/a'), ['Seed', 'Kit'])
+      assert.deepEqual(await names(handler, '/ns/b'), ['Seed', 'Kit'])
+      assert.deepEqual(await names(handler, ''), ['Seed'])
+    })
+
     test('a property: random requests over namespaces never see another namespace', async () => {
       const { handler } = await handlerOn(place)
       const random = seededRandom(place.name.length * 7919)
@@ -198,10 +218,10 @@ test('a deleted namespace leaves no table and no row behind', async (t) => {
         (await rows(tablesQuery)).map(([name]) => String(name)).filter((name) => name.startsWith('petstore_ns'))
       await create(handler, '/ns/gone', 'x')
       await create(handler, '/ns/kept', 'y')
-      assert.equal((await tables()).length, 6, 'two namespaces, three tables each')
+      assert.equal((await tables()).length, 8, 'two namespaces, four tables each')
       assert.deepEqual(await rows('select name from petstore_namespaces order by name'), [['gone'], ['kept']])
       assert.equal((await call(handler, '/ns/gone/__petstore/namespace', { method: 'DELETE' })).status, 204)
-      assert.equal((await tables()).length, 3, 'no table of the deleted namespace is left')
+      assert.equal((await tables()).length, 4, 'no table of the deleted namespace is left')
       assert.deepEqual(await rows('select name from petstore_namespaces'), [['kept']], 'nor its row')
       assert.deepEqual(await names(handler, '/ns/kept'), ['Seed', 'y'])
     })

@@ -91,7 +91,14 @@ describe('sqliteStore migrations', () => {
       )
       assert.deepEqual(
         rows(database, 'select name from petstore_migration order by name').map((row) => row.name),
-        ['0001_create_pets', '0002_status_index_covers_pages'],
+        ['0001_create_pets', '0002_status_index_covers_pages', '0003_idempotency_keys'],
+      )
+      // 0003: the idempotency keys beside the pets, and the index their sweep deletes by.
+      assert.deepEqual(
+        rows(database, `select name from sqlite_master where tbl_name = '${TABLE}_idem_keys' order by name`).map(
+          (row) => row.name,
+        ),
+        [`${TABLE}_idem_exp`, `${TABLE}_idem_keys`, `sqlite_autoindex_${TABLE}_idem_keys_1`],
       )
     } finally {
       database.close()

@@ -7,6 +7,7 @@
 import { type ConversionConfig, toJsonSchema } from '@valibot/to-json-schema'
 import type { GenericSchema } from 'valibot'
 import { SUNSET } from '../http/headers.js'
+import { MAX_KEY_LENGTH } from './idempotency.js'
 import {
   ErrorSchema,
   jsonSchemaOfAction,
@@ -159,14 +160,38 @@ export function openApiDocument(basePath: string, servers?: readonly ServerEntry
           summary: 'Add an animal',
           description:
             'Stores a new animal and answers it with the id the service assigned, and its URL in `Location`.',
+          parameters: [
+            {
+              name: 'Idempotency-Key',
+              in: 'header',
+              required: false,
+              description: `Makes a retried create safe: a retry with the same key and payload (the same JSON value) answers the first pet, marked \`Idempotent-Replayed: true\`, and creates nothing. 1 to ${MAX_KEY_LENGTH} visible ASCII characters, bare (\`abc-123\`) or as a Structured Field string (\`"abc-123"\`), which name the same key; a bare key holds no comma. Scoped to the API key; kept for a time the server sets (24 hours by default), then free again.`,
+              schema: { type: 'string', minLength: 1, maxLength: MAX_KEY_LENGTH + 2 },
+            },
+          ],
           requestBody: { required: true, content: json('NewPet') },
           responses: {
             '201': {
-              description: 'The stored pet, with its new id.',
-              headers: { Location: header('URL of the new pet.', { format: 'uri-reference' }) },
+              description:
+                'The stored pet, with its new id; or, for a retry with its Idempotency-Key, the pet that key created.',
+              headers: {
+                Location: header('URL of the new pet.', { format: 'uri-reference' }),
+                'Idempotent-Replayed': header(
+                  '`true` when this answer is the replay of an earlier create with the same Idempotency-Key; absent on the create itself.',
+                  { required: false },
+                ),
+              },
               content: json('Pet'),
             },
-            '400': error('The body is not JSON (`invalid_json`) or not a valid NewPet (`validation_error`).'),
+            '400': error(
+              'The body is not JSON (`invalid_json`) or not a valid NewPet (`validation_error`), or the Idempotency-Key is not a key (`invalid_idempotency_key`: empty, too long, a control character, given twice).',
+            ),
+            '409': error(
+              'A create with this Idempotency-Key is still running after the wait for it (`idempotency_key_in_use`); retry later.',
+            ),
+            '422': error(
+              'This Idempotency-Key was used with another payload (`idempotency_key_reused`); nothing was created.',
+            ),
             '413': error('The body is larger than the limit.'),
             '415': error('The body is not `application/json`.'),
             ...commonErrors,

@@ -8,8 +8,10 @@ import { ErrorAnswer } from '../http/errors.js'
 import { type ApiAnswer, type ApiRequest, jsonAnswer } from '../http/exchange.js'
 import { singleValues, type Target } from '../http/request-target.js'
 import type { AbortLike } from '../shared/deadline.js'
+import type { KeyedOutcome } from '../store/keyed.js'
 import type { JsonPage, Store } from '../store/store.js'
 import type { CursorCodec } from './cursor.js'
+import { fingerprintOf, idempotencyKeyOf, REPLAYED, scopeOf } from './idempotency.js'
 import { listQueryOf, newPetOf, petIdOf } from './inputs.js'
 import { INT64_KEYS, REQUIRED_KEYS } from './pet-fields.js'
 import { petJson } from './pet-json.js'
@@ -22,6 +24,8 @@ export interface OperationContext {
   maxBodyBytes: number
   /** Issues and checks the cursors of `Link: rel="next"`. */
   cursors: CursorCodec
+  /** How long an `Idempotency-Key` is kept, and how long a retry waits for its first create, in ms. */
+  idempotency: { ttlMs: number; waitMs: number }
 }
 
 const KNOWN_QUERY = ['limit', 'status', 'cursor'] as const
@@ -74,9 +78,62 @@ const NEW_PET_BODY: JsonBodyShape = {
   expected: `a JSON object with ${REQUIRED_KEYS.join(' and ')}`,
 }
 
-/** `POST /pets`: 201 with the stored pet and its `Location`. Checks that need no body refuse at once. */
+/**
+ * `POST /pets`: 201 with the stored pet and its `Location`. Checks that need no body refuse at once.
+ * With an `Idempotency-Key`, a create of its own: the create without one is left as it was.
+ */
 export function createPet(request: ApiRequest, context: OperationContext): ApiAnswer | Promise<ApiAnswer> {
+  const key = request.header('idempotency-key')
+  if (key !== null) return createWithKey(key, request, context)
   return readJson(request, context.maxBodyBytes, NEW_PET_BODY, createFrom, context)
+}
+
+/** A create with an `Idempotency-Key`: a bad key is a 400 before the body is read. */
+function createWithKey(header: string, request: ApiRequest, context: OperationContext) {
+  const key = idempotencyKeyOf(header)
+  if (key instanceof ErrorAnswer) return key
+  return readJson(
+    request,
+    context.maxBodyBytes,
+    NEW_PET_BODY,
+    (body) => createKeyedFrom(key, body, request, context),
+    context,
+  )
+}
+
+/** The keyed create of a parsed body: the pet it makes or replays, or the key's conflict. */
+async function createKeyedFrom(
+  key: string,
+  body: unknown,
+  request: ApiRequest,
+  { store, basePath, idempotency }: OperationContext,
+): Promise<ApiAnswer> {
+  const pet = newPetOf(body)
+  if (pet instanceof ErrorAnswer) return pet
+  const [scope, fingerprint] = await Promise.all([scopeOf(request.header('authorization')), fingerprintOf(body)])
+  const now = Date.now()
+  const create = { pet, scope, key, fingerprint, now, expiresAt: now + idempotency.ttlMs, waitMs: idempotency.waitMs }
+  return keyedAnswer(await store.createKeyed(create, request.signal), basePath)
+}
+
+function keyedAnswer(outcome: KeyedOutcome, basePath: string): ApiAnswer {
+  if ('pet' in outcome) {
+    const answer = created(outcome.pet, basePath)
+    if (outcome.replayed) answer.headers[REPLAYED] = 'true'
+    return answer
+  }
+  if (outcome.conflict === 'payload') {
+    return new ErrorAnswer(
+      422,
+      'idempotency_key_reused',
+      'This Idempotency-Key was used with another payload; send a new key for a new pet',
+    )
+  }
+  return new ErrorAnswer(
+    409,
+    'idempotency_key_in_use',
+    'A request with this Idempotency-Key is still being processed; retry later',
+  )
 }
 
 /** The create of a parsed body: its checks, then the store. */

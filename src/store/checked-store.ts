@@ -10,6 +10,7 @@
 import * as v from 'valibot'
 import { jsonPageOf, oneMore } from '../api/pet-json.js'
 import { type Pet, PetSchema } from '../api/schemas.js'
+import { keysInMemory } from './keyed.js'
 import { builtInOf, type ListQuery, PET_CALLS, type PetStore, type Store } from './store.js'
 
 /** A Pet and nothing else: what a store may return. Built from PetSchema, the one source of truth. */
@@ -80,5 +81,7 @@ export function storeOf(store: PetStore): Store {
       checkAnswer(name, arg, await (store[name] as (arg: unknown) => Promise<unknown>).call(store, arg))
   }
   checked.page = async (query) => jsonPageOf((await checked.list(oneMore(query))) as Pet[], query.limit)
+  // `PetStore` has no keys: they live in this process, lost on a restart and not shared (docs/testing-clients.md).
+  checked.createKeyed = keysInMemory((pet) => checked.create(pet) as Promise<Pet>).createKeyed
   return checked
 }

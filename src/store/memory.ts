@@ -10,6 +10,7 @@ import { PET_SHAPE } from '../api/pet-fields.js'
 import { jsonPageOf, oneMore } from '../api/pet-json.js'
 import { type NewPet, NewPetSchema, type Pet, type PetStatus } from '../api/schemas.js'
 import { knownOptions, optionsObject, shown } from '../util/option-checks.js'
+import { keysInMemory } from './keyed.js'
 import { petRecord } from './pet-record.js'
 import { MAX_SEEDED_ID, noRoom } from './seed-pets.js'
 import {
@@ -133,8 +134,17 @@ export function memoryStore(options: MemoryStoreOptions = {}): ResettablePetStor
   // What reset() puts back: copies, since the records themselves leave the store (and get frozen).
   const initial = all.map((pet) => recordOf(pet.id, pet))
 
-  /** Every pet replaced by `pets` (ascending ids): a reset, or a seed. */
+  const create = (pet: NewPet): Pet => {
+    const stored = recordOf(lastId + 1, pet)
+    add(stored)
+    return stored
+  }
+  // Idempotency keys of this store alone: a namespace's store keeps its own.
+  const keys = keysInMemory(create)
+
+  /** Every pet replaced by `pets` (ascending ids): a reset, or a seed. Keys naming the pets gone go too. */
   const replace = (pets: readonly Pet[]) => {
+    keys.clear()
     all.length = 0
     for (const list of Object.values(byStatus)) list.length = 0
     lastId = 0
@@ -148,11 +158,8 @@ export function memoryStore(options: MemoryStoreOptions = {}): ResettablePetStor
     return source.slice(start, start + limit)
   }
   const store: Store = {
-    create(pet) {
-      const stored = recordOf(lastId + 1, pet)
-      add(stored)
-      return stored
-    },
+    create,
+    createKeyed: keys.createKeyed,
     get(id) {
       const guess = all[id - 1]
       if (guess?.id === id) return guess

@@ -6,6 +6,7 @@
  */
 import type { NewPet, Pet, PetStatus } from '../api/schemas.js'
 import type { AbortLike } from '../shared/deadline.js'
+import type { KeyedCreate, KeyedOutcome } from './keyed.js'
 
 /** One page of `list`: pets with `id > after`, ascending by id, at most `limit`. */
 export interface ListQuery {
@@ -98,12 +99,18 @@ type StoreCall<F> = F extends (arg: infer A) => Promise<infer R> ? (arg: A, sign
 export type Store = { [K in PetCall]: StoreCall<PetStore[K]> } & {
   /** The page `{ status, limit, after }` as JSON, `limit` the page size. */
   page(query: ListQuery, signal?: AbortLike): Answer<JsonPage>
+  /**
+   * A create with an `Idempotency-Key`: the pet and its key stored together, or the pet the key
+   * already names replayed, or a conflict when the key came with another payload. Not a call of
+   * {@link PetStore}: a store of your own gets keys in process memory (see checked-store.ts).
+   */
+  createKeyed(create: KeyedCreate, signal?: AbortLike): Answer<KeyedOutcome>
   ping(): Answer<void>
   close(): Answer<void>
 }
 
-/** The calls of {@link Store} that take an argument: the {@link PET_CALLS}, and `page`. */
-export const STORE_CALLS = [...PET_CALLS, 'page'] as const
+/** The calls of {@link Store} that take an argument: the {@link PET_CALLS}, `page` and `createKeyed`. */
+export const STORE_CALLS = [...PET_CALLS, 'page', 'createKeyed'] as const
 
 /** A name of {@link STORE_CALLS}. */
 export type StoreCallName = (typeof STORE_CALLS)[number]

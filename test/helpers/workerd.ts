@@ -84,7 +84,7 @@ export interface Miniflare {
   /** The URL the first Worker answers on, once workerd listens. */
   readonly ready: Promise<URL>
   /** A Worker, called past the port. Its fetch uses workers-types' Request and Response, alike here. */
-  getWorker(name: string): Promise<{ fetch(url: string): Promise<Response> }>
+  getWorker(name: string): Promise<{ fetch(url: string, init?: RequestInit): Promise<Response> }>
   dispose(): Promise<void>
 }
 

@@ -4,9 +4,12 @@
  * starts it beside the example Worker and asserts each result by name. The
  * runner is a tiny one of its own (workerd has no test runner): `describe`
  * and `it` collect, a request runs them one after another. `/schema`
- * answers the tables the migrations made, to compare with `sqliteStore`'s.
+ * answers the tables the migrations made, to compare with `sqliteStore`'s. `/keyed/N/TTL/v1/…`
+ * is the API on `d1Store` table `keyed_N`, keys kept TTL ms, `Prefer: fault=…` honoured: the
+ * Idempotency-Key suite (test/idempotency.suite.ts) runs over it.
  */
-import { type ConformanceRunner, storeConformance } from 'petstore-server/testing'
+import { createPetstore, type FetchHandler } from 'petstore-server'
+import { type ConformanceRunner, storeConformance, withFaults } from 'petstore-server/testing'
 import { type D1Database, d1Store } from '../../src/store/sql/d1.js'
 
 /** One test's outcome, as test/workerd.test.ts reads it. */
@@ -73,10 +76,31 @@ async function schema(db: D1Database): Promise<unknown[]> {
   return (await db.prepare(query).all()).results
 }
 
+/** The keyed handlers, by `N/TTL`: one per table, made on its first request. */
+const keyed = new Map<string, FetchHandler>()
+
+function keyedHandler(db: D1Database, table: string, ttl: string): FetchHandler {
+  let handler = keyed.get(`${table}/${ttl}`)
+  if (handler === undefined) {
+    const api = createPetstore({
+      store: d1Store(db, { table: `keyed_${table}` }),
+      keys: ['first-key', 'second-key'],
+      basePath: `/keyed/${table}/${ttl}/v1`,
+      idempotencyTtl: Number(ttl),
+    })
+    handler = withFaults(api, { prefer: true })
+    keyed.set(`${table}/${ttl}`, handler)
+  }
+  return handler
+}
+
 export default {
   async fetch(request: Request, env: { DB: D1Database }): Promise<Response> {
+    const { pathname } = new URL(request.url)
+    const keyedPath = /^\/keyed\/(\d+)\/(\d+)\//.exec(pathname)
+    if (keyedPath) return keyedHandler(env.DB, keyedPath[1] as string, keyedPath[2] as string)(request)
     // `/schema`: what the migrations made; anything else: the conformance suite.
-    if (new URL(request.url).pathname === '/schema') return Response.json(await schema(env.DB))
+    if (pathname === '/schema') return Response.json(await schema(env.DB))
     return Response.json(await collect(env.DB)())
   },
 }

@@ -9,7 +9,8 @@ import { knownOptions, optionsObject } from '../../util/option-checks.js'
 import { builtInStore, type PetStore, type Store, storeCalls } from '../store.js'
 import { type SqliteConnection, sqliteHotPath } from './dialects/sqlite.js'
 import type { HotPath, HotPathTarget } from './hot-path.js'
-import { sqlitePetsTable, sqliteStatusIndex } from './schema-history.js'
+import { keyedCreates } from './keyed-sql.js'
+import { sqliteKeysSchema, sqlitePetsTable, sqliteStatusIndex } from './schema-history.js'
 import { petsTable } from './store-options.js'
 
 /**
@@ -89,12 +90,22 @@ function d1Connection(db: D1Database): SqliteConnection {
       return {
         async run(parameters) {
           const { meta } = await statement.bind(...parameters.map(d1Value)).run()
-          if (meta.last_row_id === undefined) throw new Error('d1Store: D1 reported no id for the new pet')
-          return meta.last_row_id
+          return idOf(meta)
         },
       }
     },
+    // A batch is one transaction in D1: a pet and its key are stored together or not at all.
+    async transaction(steps) {
+      const bound = steps.map(({ text, parameters }) => db.prepare(text).bind(...parameters.map(d1Value)))
+      const results = (await db.batch(bound)) as Array<{ meta: { last_row_id?: number } }>
+      return results.map(({ meta }) => idOf(meta))
+    },
   }
+}
+
+function idOf(meta: { last_row_id?: number }): number {
+  if (meta.last_row_id === undefined) throw new Error('d1Store: D1 reported no id for the new pet')
+  return meta.last_row_id
 }
 
 /**
@@ -127,8 +138,8 @@ export function d1Store(db: D1Database, options: D1StoreOptions = {}): PetStore 
   knownOptions('d1Store', options, ['table'])
   // A name as sqliteStore takes it: the two stores share their SQL.
   const target: HotPathTarget = { table: petsTable('d1Store', options.table), schema: undefined }
-  // The schema as sqliteStore's migrations 0001 and 0002 leave it.
-  const schema = [sqlitePetsTable(target), ...sqliteStatusIndex(target)]
+  // The schema as sqliteStore's migrations 0001 to 0003 leave it.
+  const schema = [sqlitePetsTable(target), ...sqliteStatusIndex(target), ...sqliteKeysSchema(target)]
   let ready: Promise<HotPath> | undefined
   let closed = false
 
@@ -144,10 +155,15 @@ export function d1Store(db: D1Database, options: D1StoreOptions = {}): PetStore 
     ) as Promise<HotPath>
     return ready
   }
+  const keyed = keyedCreates()
   const run = <T>(work: (hot: HotPath) => T | Promise<T>): Promise<T> => open().then(work).catch(unavailable)
 
   const store: Store = {
-    ...storeCalls((name) => (arg) => run((hot) => (hot[name] as (arg: unknown) => unknown)(arg))),
+    ...storeCalls(
+      (name) => (arg) =>
+        run((hot) => (hot[name as Exclude<typeof name, 'createKeyed'>] as (arg: unknown) => unknown)(arg)),
+    ),
+    createKeyed: (request) => run((hot) => keyed(hot.keys, (id) => hot.get(id), request)),
     ping: () => run((hot) => hot.ping()),
     close() {
       closed = true

@@ -47,6 +47,22 @@ export function isMigrationRace(error: unknown): boolean {
   return code !== undefined && DIALECTS.some((dialect) => dialect.race(code))
 }
 
+/** The codes of a row refused for a key already in its table (SQLite's by name, as {@link errorCode} names them). */
+const DUPLICATE = new Set(['23505', 'ER_DUP_ENTRY', 'SQLITE_CONSTRAINT_PRIMARYKEY', 'SQLITE_CONSTRAINT_UNIQUE'])
+
+/**
+ * Whether `error` refused a row whose key is in the table already: an idempotency key another
+ * request stored first. D1 tells it by SQLite's message alone, which every SQLite driver keeps.
+ */
+export function isDuplicateKey(error: unknown, depth = 0): boolean {
+  if (typeof error !== 'object' || error === null || depth > 3) return false
+  const code = errorCode(error)
+  if (code !== undefined && DUPLICATE.has(code)) return true
+  const { message, cause } = error as { message?: unknown; cause?: unknown }
+  if (typeof message === 'string' && message.includes('UNIQUE constraint failed')) return true
+  return isDuplicateKey(cause, depth + 1)
+}
+
 /** The error's code as a string, as the drivers that report it otherwise name it. */
 function errorCode(error: unknown): string | undefined {
   const given = (error ?? {}) as { code?: unknown; errcode?: unknown }

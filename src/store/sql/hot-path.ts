@@ -10,6 +10,7 @@
 import type { NewPet, Pet } from '../../api/schemas.js'
 import { petOfValues, petRecord } from '../pet-record.js'
 import type { Answer, JsonPage, Store } from '../store.js'
+import type { KeyStatements } from './keyed-sql.js'
 import { PET_COLUMNS } from './pet-columns.js'
 import type { DbSystem } from './query-spans.js'
 
@@ -34,10 +35,12 @@ export const EMPTY_PAGE: JsonPage = Object.freeze({ json: '[]', lastId: undefine
 
 /**
  * A SQL store's calls as a dialect serves them on its statements, once the schema exists: the
- * {@link Store}'s, but `close`, which the store does itself. Calls may answer synchronously
- * (SQLite drivers do) or with a promise.
+ * {@link Store}'s, but `close`, which the store does itself, and `createKeyed`, which it makes of
+ * `keys` (see keyed-sql.ts). Calls may answer synchronously (SQLite drivers do) or with a promise.
  */
-export type HotPath = Omit<Store, 'close'> & {
+export type HotPath = Omit<Store, 'close' | 'createKeyed'> & {
+  /** The statements on the table of idempotency keys. */
+  keys: KeyStatements
   /**
    * Every read answers before it returns (the SQLite drivers): the store then offers its reads
    * at once to the handler.

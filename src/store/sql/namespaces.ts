@@ -11,6 +11,7 @@ import type { Pet } from '../../api/schemas.js'
 import { type NamespaceMaker, type ResettablePetStore, testControlOf } from '../store.js'
 import type { SqlFamily } from './migrations.js'
 import { replacePets } from './replace-pets.js'
+import { createdTables } from './store-options.js'
 
 /** The tables a namespace's store makes, named from its parent's table and its name. */
 export interface NamespaceTables {
@@ -49,9 +50,6 @@ export async function namespaceTables(parent: string, name: string): Promise<Nam
   const table = `petstore_ns_${await hexDigest(`${parent}\u0000${name}`, 16)}`
   return { table, migrationTable: `${table}_migration` }
 }
-
-/** The tables a store over `tables` creates, which a deleted namespace drops. */
-const createdTables = ({ table, migrationTable }: NamespaceTables) => [table, migrationTable, `${migrationTable}_lock`]
 
 /** The namespaces of the SQL store that `parts` describe. */
 export function sqlNamespaces(parts: SqlNamespacesParts): NamespaceMaker {
@@ -153,7 +151,8 @@ export function sqlNamespaces(parts: SqlNamespacesParts): NamespaceMaker {
         .deleteFrom(await registry())
         .where('name', '=', name)
         .execute()
-      for (const created of createdTables(await namespaceTables(table, name))) {
+      const tables = await namespaceTables(table, name)
+      for (const created of createdTables(tables.table, tables.migrationTable)) {
         await inSchema().schema.dropTable(created).ifExists().execute()
       }
     },

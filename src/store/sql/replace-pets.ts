@@ -1,6 +1,6 @@
 /**
  * Test control for the SQL stores: every pet replaced by a seed in one
- * transaction, with the ids given, and the id counter moved to follow the
+ * transaction, the idempotency keys dropped, with the ids given, and the id counter moved to follow the
  * highest (PostgreSQL `setval`, MySQL `AUTO_INCREMENT`, SQLite's
  * `sqlite_sequence`). What `seed()` loads and `reset()` puts back.
  *
@@ -10,6 +10,7 @@ import { type Kysely, sql, type Transaction } from 'kysely'
 import type { Pet } from '../../api/schemas.js'
 import type { SqlFamily } from './migrations.js'
 import { rowOf } from './pet-columns.js'
+import { keysTable } from './schema-history.js'
 
 /** Rows per insert: well within every driver's limit on bound parameters. */
 const CHUNK = 200
@@ -46,6 +47,8 @@ export async function replacePets(
     const target = schema ? trx.withSchema(schema) : trx
     // No create commits in between: it would take an id the seed is about to hold.
     if (family === 'postgres') await sql`lock table ${sql.table(name)} in exclusive mode`.execute(trx)
+    // A key names a pet: with the pets gone, a retry must create again.
+    await target.deleteFrom(keysTable({ table, schema }).table).execute()
     await target.deleteFrom(table).execute()
     // AUTOINCREMENT never goes below its sqlite_sequence row: gone, it follows max(id) again.
     if (family === 'sqlite') await sql`delete from sqlite_sequence where name = ${table}`.execute(trx)

@@ -53,10 +53,33 @@ export function sqliteStatusIndex(target: HotPathTarget): string[] {
   ]
 }
 
+/**
+ * The table of idempotency keys beside the pets table of `target`, named after it: a pets table of
+ * its own (a namespace's) has keys of its own. Its suffixes are no longer than `_status_id`, so
+ * every pets table name that was valid stays valid.
+ */
+export const keysTable = ({ table, schema }: HotPathTarget): HotPathTarget => ({ table: `${table}_idem_keys`, schema })
+
+/** The index of the keys' expiry, by which expired keys are deleted without a scan. */
+const KEYS_EXPIRY = '_idem_exp'
+
+/**
+ * Migration 0003: the idempotency keys, one row per API key's label (`scope`) and key, with the
+ * payload's fingerprint, the pet it created and when it expires (ms since the epoch).
+ */
+export function sqliteKeysSchema(target: HotPathTarget): string[] {
+  const keys = keysTable(target)
+  return [
+    `create table if not exists ${qualifiedTable(keys)} ("scope" text not null, "key" text not null, "fingerprint" text not null, "pet_id" integer not null, "expires_at" integer not null, primary key ("scope", "key"))`,
+    `create index if not exists ${indexName(target, KEYS_EXPIRY)} on ${quoteName(keys.table)} ("expires_at")`,
+  ]
+}
+
 /** The schema of `target`, migration by migration. */
 export const sqliteMigrations = (target: HotPathTarget): Migrations => ({
   '0001_create_pets': sqlitePetsSchema(target),
   '0002_status_index_covers_pages': sqliteStatusIndex(target),
+  '0003_idempotency_keys': sqliteKeysSchema(target),
 })
 
 // PostgreSQL
@@ -74,6 +97,10 @@ export function postgresMigrations(target: HotPathTarget): Migrations {
       `create index if not exists ${quoteName(`${target.table}_status_id`)} on ${from} ("status", "id")`,
     ],
     '0002_status_index_covers_pages': [],
+    '0003_idempotency_keys': [
+      `create table if not exists ${qualifiedTable(keysTable(target))} ("scope" text not null, "key" text not null, "fingerprint" text not null, "pet_id" bigint not null, "expires_at" bigint not null, primary key ("scope", "key"))`,
+      `create index if not exists ${quoteName(`${target.table}${KEYS_EXPIRY}`)} on ${qualifiedTable(keysTable(target))} ("expires_at")`,
+    ],
   }
 }
 
@@ -103,5 +130,17 @@ export function mysqlMigrations(target: HotPathTarget): Migrations {
 ) default character set utf8mb4 collate utf8mb4_bin`,
     ],
     '0002_status_index_covers_pages': [],
+    // ASCII and binary: keys are visible ASCII, compared byte for byte (`Abc` is not `abc`).
+    '0003_idempotency_keys': [
+      `create table if not exists ${mysqlTable(keysTable(target))} (
+  scope varchar(64) not null,
+  \`key\` varchar(255) not null,
+  fingerprint char(64) not null,
+  pet_id bigint not null,
+  expires_at bigint not null,
+  primary key (scope, \`key\`),
+  index ${mysqlName(`${target.table}${KEYS_EXPIRY}`)} (expires_at)
+) default character set ascii collate ascii_bin`,
+    ],
   }
 }

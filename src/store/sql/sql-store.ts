@@ -23,6 +23,7 @@ import { isMigrationRace, isUnavailable, mappingErrors, unavailable } from './da
 import { groupCommit } from './group-commit.js'
 import type { HotPath, HotPathTarget, OpenHotPath } from './hot-path.js'
 import { storedPet } from './hot-path.js'
+import { keyedCreates, keyedRowSize } from './keyed-sql.js'
 import { querySpanPlugin } from './kysely-spans.js'
 import { migrations, sqlFamily } from './migrations.js'
 import { sqlNamespaces } from './namespaces.js'
@@ -31,14 +32,14 @@ import { replacePets } from './replace-pets.js'
 import { KYSELY_STORE_OPTIONS, type KyselyStoreOptions, sqlStoreOptions } from './store-options.js'
 import { targetOf, throughKysely } from './through-kysely.js'
 
-type Calls = Pick<HotPath, StoreCallName>
+type Calls = Pick<HotPath, Exclude<StoreCallName, 'createKeyed'>>
 
 /** The reads of a synchronous hot path (SQLite), answered at once with their failures mapped. */
 function readsNow(statements: HotPath): Partial<Calls> {
   const reads: Record<string, unknown> = {}
   for (const name of STORE_CALLS) {
     if (!READ_CALLS.has(name)) continue
-    const call = statements[name] as (arg: unknown) => unknown
+    const call = statements[name as keyof Calls] as (arg: unknown) => unknown
     reads[name] = mappingErrors((arg) => call(arg))
   }
   return reads as Partial<Calls>
@@ -99,15 +100,24 @@ export function sqlStore(given: Kysely<any>, options: KyselyStoreOptions, openOw
   function batched(statements: HotPath): HotPath {
     const { insertMany } = statements
     if (insertMany === undefined) return statements
+    // A constraint or bad data rolled the batch back: its halves are tried again. A lost
+    // connection may have committed it: every caller in it gets the 503, as each would alone.
+    const canSplit = (error: unknown) => !isUnavailable(error)
     const insert = groupCommit(insertMany, {
       // Names are at most 255 code points: a batch of 256 stays well under the 1 MiB default.
       sizeOf: (pet) => 64 + pet.name.length * 3,
       take: statements.batchOf,
-      // A constraint or bad data rolled the batch back: its halves are tried again. A lost
-      // connection may have committed it: every caller in it gets the 503, as each would alone.
-      canSplit: (error) => !isUnavailable(error),
+      canSplit,
     })
-    return { ...statements, create: async (pet) => storedPet(await insert(pet), pet) }
+    // Keyed creates queue apart, each pet with its key in the batch that commits it: the creates
+    // without a key keep their queue as it was. A key another process stored fails its own row alone.
+    const keys = statements.keys
+    const insertKeyed = groupCommit(keys.insertMany, { sizeOf: keyedRowSize, canSplit })
+    return {
+      ...statements,
+      create: async (pet) => storedPet(await insert(pet), pet),
+      keys: { ...keys, insert: insertKeyed },
+    }
   }
 
   /** Runs `work` once the schema exists, mapping an unreachable database to 503. */
@@ -140,11 +150,15 @@ export function sqlStore(given: Kysely<any>, options: KyselyStoreOptions, openOw
     }
   }
 
+  const keyed = keyedCreates()
   const store: Store = {
     ...storeCalls((name) => (arg) => {
-      const read = now?.[name] as ((arg: unknown) => unknown) | undefined
-      return read !== undefined ? read(arg) : fast((statements) => (statements[name] as (arg: unknown) => unknown)(arg))
+      const read = now?.[name as keyof Calls] as ((arg: unknown) => unknown) | undefined
+      return read !== undefined
+        ? read(arg)
+        : fast((statements) => (statements[name as keyof Calls] as (arg: unknown) => unknown)(arg))
     }),
+    createKeyed: (request) => fast((statements) => keyed(statements.keys, (id) => statements.get(id), request)),
     ping: () => run(async () => (hot ?? viaKysely!).ping()),
     close() {
       // Later calls go to kysely, which refuses them once destroyed.

@@ -7,6 +7,7 @@
  *
  * @module
  */
+
 import {
   kindOf,
   knownOptions,
@@ -18,6 +19,7 @@ import {
   shown,
   wholeNumber,
 } from '../../util/option-checks.js'
+import { keysTable } from './schema-history.js'
 
 /** The options of `kyselyStore` (see `KyselyStoreOptions`). */
 export const KYSELY_STORE_OPTIONS = ['table', 'migrationTable', 'schema', 'destroyOnClose', 'batchCreates'] as const
@@ -40,6 +42,14 @@ const NAME_BYTES = 63
 
 const utf8 = new TextEncoder()
 const bytes = (text: string) => utf8.encode(text).length
+
+/** The tables a SQL store over `table` creates: what a deleted namespace drops. */
+export const createdTables = (table: string, migrationTable: string): string[] => [
+  table,
+  keysTable({ table, schema: undefined }).table,
+  migrationTable,
+  `${migrationTable}_lock`,
+]
 
 /** The names a SQL store's tables go by, checked. */
 export interface StoreNames {
@@ -112,7 +122,7 @@ export function storeNames(
     const got = migrationTable === table ? `${shown(table)} for both` : `${shown(migrationTable)} and ${shown(table)}`
     throw new TypeError(`${owner}: migrationTable must name another table than table, got ${got}`)
   }
-  const created = [table, `${table}_status_id`, migrationTable, `${migrationTable}_lock`].map((name) =>
+  const created = [...createdTables(table, migrationTable), `${table}_status_id`, `${table}_idem_exp`].map((name) =>
     name.toLowerCase(),
   )
   const twice = created.find((name, index) => created.indexOf(name) !== index)

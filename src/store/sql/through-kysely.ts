@@ -64,6 +64,13 @@ function sqliteOn(db: Kysely<any>, table: string): SqliteConnection {
       const effect = run(text)
       return { run: async (parameters) => Number((await effect(parameters)).insertId) }
     },
+    // kysely holds its one SQLite connection for the transaction: no other statement comes between.
+    transaction: (steps) =>
+      db.transaction().execute(async (trx) => {
+        const ids: number[] = []
+        for (const { text, parameters } of steps) ids.push(Number((await execute(trx, text, parameters)).insertId))
+        return ids
+      }),
   }
 }
 

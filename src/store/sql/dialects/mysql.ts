@@ -28,9 +28,10 @@ import {
   storedPet,
   toPet,
 } from '../hot-path.js'
+import type { KeyedRow, KeyStatements } from '../keyed-sql.js'
 import { INSERTED_COLUMNS, INSERTED_PARAMETERS, insertedValues, selectedColumns } from '../pet-columns.js'
 import { type DbSystem, describeQuery, inQuerySpan, type QueryDescription } from '../query-spans.js'
-import { mysqlTable } from '../schema-history.js'
+import { keysTable, mysqlTable } from '../schema-history.js'
 
 /** The server's version, which names MariaDB where it is one (query spans say which). */
 export const VERSION = 'select version() as version'
@@ -116,32 +117,64 @@ export function mysqlHotPath(untracedRun: MysqlRunner, untracedSession: MysqlSes
   // each connection prepares at most nine of them.
   const insertText = (count: number) =>
     `insert into ${from} (${INSERTED_COLUMNS}) values ${Array(count).fill(`(${INSERTED_PARAMETERS})`).join(', ')}`
+  const keySql = mysqlKeyStatements(target)
   const readBackText = (count: number) => `select id from ${from} where id >= ? order by id limit ${count}`
 
-  /** Inserts `pets` in one autocommitted statement under the named lock: their ids, in order. */
-  async function insertMany(pets: readonly NewPet[]): Promise<number[]> {
-    const ids = pets.length === 1 ? { step: 1 } : await autoincrement()
+  /** Runs `work` on one connection holding the named insert lock, let go after it. */
+  function underInsertLock<T>(work: (on: MysqlRunner) => Promise<T>): Promise<T> {
     return session(async (on) => {
       const [lock] = (await on('select get_lock(sha1(?), 10) as got', [lockName])) as Array<{ got: unknown }>
       if (Number(lock?.got) !== 1) {
         throw PetstoreError.unavailable(new Error('timed out waiting for the insert lock'))
       }
       try {
-        // Autocommitted: durable before the lock is let go. An int64 goes to the driver as given.
-        const values = pets.flatMap(insertedValues)
-        const { insertId } = (await on(insertText(pets.length), values)) as { insertId: number | string }
-        const first = Number(insertId)
-        if (ids !== undefined) return pets.map((_, index) => first + index * ids.step)
-        // Under the lock no other create of ours runs: the rows from the first id on are this batch's.
-        const rows = (await on(readBackText(pets.length), [insertId])) as Array<{ id: unknown }>
-        return rows.map((row) => Number(row.id))
+        return await work(on)
       } finally {
         await on('select release_lock(sha1(?))', [lockName])
       }
     })
   }
 
+  /** Inserts `pets` in one autocommitted statement under the named lock: their ids, in order. */
+  async function insertMany(pets: readonly NewPet[]): Promise<number[]> {
+    const ids = pets.length === 1 ? { step: 1 } : await autoincrement()
+    return underInsertLock(async (on) => {
+      // Autocommitted: durable before the lock is let go. An int64 goes to the driver as given.
+      const values = pets.flatMap(insertedValues)
+      const { insertId } = (await on(insertText(pets.length), values)) as { insertId: number | string }
+      const first = Number(insertId)
+      if (ids !== undefined) return pets.map((_, index) => first + index * ids.step)
+      // Under the lock no other create of ours runs: the rows from the first id on are this batch's.
+      const rows = (await on(readBackText(pets.length), [insertId])) as Array<{ id: unknown }>
+      return rows.map((row) => Number(row.id))
+    })
+  }
+
+  /**
+   * Keyed pets, each beside its key, in one transaction under the insert lock: inserted one by
+   * one, since each key takes its pet's id. A key already there rolls the transaction back.
+   */
+  async function insertKeyed(rows: readonly KeyedRow[]): Promise<number[]> {
+    return underInsertLock(async (on) => {
+      await on('start transaction', [])
+      try {
+        const ids: number[] = []
+        for (const row of rows) {
+          const { insertId } = (await on(insertText(1), insertedValues(row.pet))) as { insertId: number | string }
+          ids.push(Number(insertId))
+          await on(keySql.insert, [row.scope, row.key, row.fingerprint, insertId, row.expiresAt])
+        }
+        await on('commit', [])
+        return ids
+      } catch (error) {
+        await on('rollback', []).catch(() => undefined)
+        throw error
+      }
+    })
+  }
+
   return {
+    keys: mysqlKeys(run, keySql, insertKeyed),
     async get(id) {
       const [row] = (await run(byId, [id])) as PetRow[]
       return row && toPet(row)
@@ -159,6 +192,45 @@ export function mysqlHotPath(untracedRun: MysqlRunner, untracedSession: MysqlSes
     },
     insertMany,
     batchOf: (ready) => 2 ** Math.floor(Math.log2(ready)),
+  }
+}
+
+/** The SQL on the keys table beside `target`'s pets (see `mysqlMigrations`). */
+function mysqlKeyStatements(target: HotPathTarget) {
+  const keys = mysqlTable(keysTable(target))
+  return {
+    find: `select fingerprint, pet_id, expires_at from ${keys} where scope = ? and \`key\` = ?`,
+    drop: `delete from ${keys} where scope = ? and \`key\` = ? and expires_at <= ?`,
+    sweep: `delete from ${keys} where expires_at <= ?`,
+    insert: `insert into ${keys} (scope, \`key\`, fingerprint, pet_id, expires_at) values (?, ?, ?, ?, ?)`,
+  }
+}
+
+/** The statements on the keys table, `insertMany` the keyed insert of {@link mysqlHotPath}. */
+function mysqlKeys(
+  run: MysqlRunner,
+  sql: ReturnType<typeof mysqlKeyStatements>,
+  insertMany: (rows: readonly KeyedRow[]) => Promise<number[]>,
+): KeyStatements {
+  return {
+    async find(scope, key) {
+      const [row] = (await run(sql.find, [scope, key])) as Array<{
+        fingerprint: string
+        pet_id: unknown
+        expires_at: unknown
+      }>
+      return (
+        row && { fingerprint: String(row.fingerprint), petId: Number(row.pet_id), expiresAt: Number(row.expires_at) }
+      )
+    },
+    async drop(scope, key, before) {
+      await run(sql.drop, [scope, key, before])
+    },
+    async sweep(now) {
+      await run(sql.sweep, [now])
+    },
+    insert: async (row) => (await insertMany([row]))[0] as number,
+    insertMany,
   }
 }
 

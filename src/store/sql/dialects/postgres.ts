@@ -26,6 +26,7 @@ import {
   storedPet,
   toPet,
 } from '../hot-path.js'
+import type { KeyedRow, KeyStatements } from '../keyed-sql.js'
 import {
   INSERTED_COLUMNS,
   insertedValues,
@@ -35,6 +36,7 @@ import {
   selectedColumns,
 } from '../pet-columns.js'
 import { describeQuery, inQuerySpan } from '../query-spans.js'
+import { keysTable } from '../schema-history.js'
 
 /** The schema the tables go to when none is given: kysely's Migrator looks in every schema unless told one. */
 export const CURRENT_SCHEMA = 'select current_schema() as schema'
@@ -137,6 +139,7 @@ export function postgresHotPath(query: PostgresRunner, target: HotPathTarget): H
   }
 
   return {
+    keys: postgresKeys(statement, target, { inputs, lockName }),
     async get(id) {
       const [row] = (await byId([id])) as PetRow[]
       return row && toPet(row)
@@ -166,6 +169,76 @@ export function postgresHotPath(query: PostgresRunner, target: HotPathTarget): H
       if (rows.length !== pets.length) throw new Error('postgresStore: the insert returned fewer ids than rows')
       return rows.map((row) => Number(row.id)).sort((a, b) => a - b)
     },
+  }
+}
+
+/** A row of the keys table as PostgreSQL gives it: int8 as text. */
+interface KeyRowOfPostgres {
+  fingerprint: string
+  pet_id: string | number
+  expires_at: string | number
+}
+
+/**
+ * The statements on the keys table beside `target`'s pets. A keyed insert is one statement, so
+ * one transaction: the pets inserted as a batch of creates is (under the insert lock, in their
+ * order), numbered by their ids, and each key inserted beside the pet of its number.
+ */
+function postgresKeys(
+  statement: (text: string) => (values: unknown[]) => Promise<unknown[]>,
+  target: HotPathTarget,
+  { inputs, lockName }: { inputs: string; lockName: string },
+): KeyStatements {
+  const from = qualifiedTable(target)
+  const keys = qualifiedTable(keysTable(target))
+  const find = statement(
+    `select fingerprint, pet_id, expires_at from ${keys} where scope = $1::text and key = $2::text`,
+  )
+  const drop = statement(`delete from ${keys} where scope = $1::text and key = $2::text and expires_at <= $3::bigint`)
+  const sweep = statement(`delete from ${keys} where expires_at <= $1::bigint`)
+  const after = postgresTypes.length + 1
+  const keyArrays = ['text', 'text', 'text', 'bigint'].map((type, index) => `$${after + 1 + index}::${type}[]`)
+  const insert = statement(`with locked as (select pg_advisory_xact_lock(hashtext($${after}::text))),
+    pets as (
+      insert into ${from} (${INSERTED_COLUMNS})
+      select ${inputs}
+        from locked, unnest(${ARRAYS}) with ordinality as input(${INSERTED_COLUMNS}, n)
+        order by input.n
+      returning id),
+    numbered as (select id, row_number() over (order by id) as n from pets)
+    insert into ${keys} (scope, key, fingerprint, pet_id, expires_at)
+    select given.scope, given.key, given.fingerprint, numbered.id, given.expires_at
+      from numbered join unnest(${keyArrays.join(', ')}) with ordinality
+        as given(scope, key, fingerprint, expires_at, n) on given.n = numbered.n
+    returning pet_id`)
+
+  async function insertMany(rows: readonly KeyedRow[]): Promise<number[]> {
+    const values = rows.map((row) => insertedValues(row.pet))
+    const columns = PET_COLUMNS.map((_, column) => values.map((each) => each[column]))
+    const given = [
+      rows.map((row) => row.scope),
+      rows.map((row) => row.key),
+      rows.map((row) => row.fingerprint),
+      rows.map((row) => row.expiresAt),
+    ]
+    const inserted = (await insert([...columns, lockName, ...given])) as Array<{ pet_id: string | number }>
+    if (inserted.length !== rows.length) throw new Error('postgresStore: the insert returned fewer ids than rows')
+    return inserted.map((row) => Number(row.pet_id)).sort((a, b) => a - b)
+  }
+
+  return {
+    async find(scope, key) {
+      const [row] = (await find([scope, key])) as KeyRowOfPostgres[]
+      return row && { fingerprint: row.fingerprint, petId: Number(row.pet_id), expiresAt: Number(row.expires_at) }
+    },
+    async drop(scope, key, before) {
+      await drop([scope, key, before])
+    },
+    async sweep(now) {
+      await sweep([now])
+    },
+    insert: async (row) => (await insertMany([row]))[0] as number,
+    insertMany,
   }
 }
 

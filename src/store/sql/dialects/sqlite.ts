@@ -23,6 +23,7 @@ import {
   storedPet,
   thenAt,
 } from '../hot-path.js'
+import type { KeyedRow, KeyRow, KeyStatements } from '../keyed-sql.js'
 import {
   INSERTED_COLUMNS,
   INSERTED_PARAMETERS,
@@ -31,6 +32,7 @@ import {
   selectedColumns,
   sqlitePetJson,
 } from '../pet-columns.js'
+import { keysTable } from '../schema-history.js'
 
 /** A pet as JSON text, in the API's form: no key for a NULL optional column. */
 const PET_JSON = sqlitePetJson()
@@ -86,6 +88,27 @@ export function sqliteStatements(target: HotPathTarget): SqliteStatements {
   }
 }
 
+/** The SQL on the keys table beside `target`'s pets (see `sqliteKeysSchema`). */
+export function sqliteKeyStatements(target: HotPathTarget) {
+  const keys = qualifiedTable(keysTable(target))
+  return {
+    /** `(scope, key)` → `[fingerprint, pet_id, expires_at]`. */
+    find: `select "fingerprint", "pet_id", "expires_at" from ${keys} where "scope" = ? and "key" = ?`,
+    /** `(scope, key, before)`. */
+    drop: `delete from ${keys} where "scope" = ? and "key" = ? and "expires_at" <= ?`,
+    /** `(now)`. */
+    sweep: `delete from ${keys} where "expires_at" <= ?`,
+    /** `(scope, key, fingerprint, expires_at)`, right after its pet's insert: the pet is the last row inserted. */
+    insert: `insert into ${keys} ("scope", "key", "fingerprint", "pet_id", "expires_at") values (?, ?, ?, last_insert_rowid(), ?)`,
+  }
+}
+
+/** One statement of a {@link SqliteConnection.transaction}. */
+export interface SqliteStep {
+  text: string
+  parameters: readonly unknown[]
+}
+
 /** A query prepared on a {@link SqliteConnection}, its rows read as arrays of values in the order selected. */
 export interface SqliteQuery {
   /** The first row's values, or `undefined`. */
@@ -108,6 +131,11 @@ export interface SqliteConnection {
   synchronous?: true
   query(text: string): SqliteQuery
   command(text: string): SqliteCommand
+  /**
+   * Runs `steps` in one transaction, all or none: the last insert rowid after each. Asynchronous
+   * connections only (kysely, D1): on a synchronous one the dialect writes `begin immediate` … `commit`.
+   */
+  transaction?(steps: readonly SqliteStep[]): Promise<number[]>
 }
 
 /** Page statements kept per kind: the handler asks for 2 to 101 rows, so this bound is never reached by it. */
@@ -149,6 +177,7 @@ export function sqliteHotPath(connection: SqliteConnection, target: HotPathTarge
   const insertOne = (pet: NewPet) => insert.run(insertedValues(pet))
 
   const calls: HotPath = {
+    keys: sqliteKeys(connection, target, insertOne),
     get: (id) => thenAt(byId.get([id]), petOrNone),
     list({ status, after, limit }: ListQuery) {
       if (!(limit >= 1)) return []
@@ -164,8 +193,55 @@ export function sqliteHotPath(connection: SqliteConnection, target: HotPathTarge
     ping: () => thenAt(ping.get([]), nothing),
   }
   return connection.synchronous
-    ? { ...calls, synchronous: true, insertMany: inOneTransaction(connection, insertOne) }
+    ? { ...calls, synchronous: true, insertMany: inOneTransaction(connection, insertOne, 'autocommit') }
     : calls
+}
+
+const keyRowOf = (values: unknown[] | undefined): KeyRow | undefined =>
+  values && { fingerprint: String(values[0]), petId: Number(values[1]), expiresAt: Number(values[2]) }
+
+/**
+ * The statements on the keys table: a pet and its key in one transaction, on a synchronous
+ * connection by `begin immediate` … `commit` (as a batch of creates), else by the connection's own.
+ */
+function sqliteKeys(
+  connection: SqliteConnection,
+  target: HotPathTarget,
+  insertPet: (pet: NewPet) => Answer<number>,
+): KeyStatements {
+  const sql = sqliteKeyStatements(target)
+  const find = connection.query(sql.find)
+  const drop = connection.command(sql.drop)
+  const sweep = connection.command(sql.sweep)
+  const keyValues = (row: KeyedRow) => [row.scope, row.key, row.fingerprint, row.expiresAt]
+  let insertMany: (rows: readonly KeyedRow[]) => Answer<readonly number[]>
+  if (connection.synchronous) {
+    const insertKey = connection.command(sql.insert)
+    insertMany = inOneTransaction(connection, (row: KeyedRow) => {
+      const id = insertPet(row.pet) as number
+      insertKey.run(keyValues(row))
+      return id
+    })
+  } else {
+    const { transaction } = connection
+    if (transaction === undefined) throw new Error('an asynchronous SQLite connection needs transaction()')
+    const petSql = sqliteStatements(target).insert
+    insertMany = async (rows) => {
+      const steps = rows.flatMap((row) => [
+        { text: petSql, parameters: insertedValues(row.pet) },
+        { text: sql.insert, parameters: keyValues(row) },
+      ])
+      // Each pet's id is the rowid after its own insert, the step before its key's.
+      return (await transaction(steps)).filter((_, index) => index % 2 === 0)
+    }
+  }
+  return {
+    find: (scope, key) => thenAt(find.get([scope, key]), keyRowOf),
+    drop: (scope, key, before) => thenAt(drop.run([scope, key, before]), nothing),
+    sweep: (now) => thenAt(sweep.run([now]), nothing),
+    insert: (row) => thenAt(insertMany([row]), (ids) => ids[0] as number),
+    insertMany,
+  }
 }
 
 /**
@@ -173,10 +249,16 @@ export function sqliteHotPath(connection: SqliteConnection, target: HotPathTarge
  * transaction, so one commit; the busy handler waits for another process's lock at
  * `begin immediate`, as at a lone insert.
  */
-function inOneTransaction(connection: SqliteConnection, insertOne: (pet: NewPet) => Answer<number>) {
+function inOneTransaction<Row>(
+  connection: SqliteConnection,
+  insertOne: (row: Row) => Answer<number>,
+  alone: 'autocommit' | 'in-transaction' = 'in-transaction',
+) {
   const [begin, commit, rollback] = ['begin immediate', 'commit', 'rollback'].map((text) => connection.command(text))
-  return (pets: readonly NewPet[]): readonly number[] => {
-    if (pets.length === 1) return [insertOne(pets[0]!) as number]
+  // One insert alone commits by itself; a pet and its key are two.
+  const loneCommits = alone === 'autocommit'
+  return (pets: readonly Row[]): readonly number[] => {
+    if (loneCommits && pets.length === 1) return [insertOne(pets[0]!) as number]
     begin!.run([])
     try {
       const ids = pets.map(insertOne) as number[]
