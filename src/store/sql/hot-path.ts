@@ -145,4 +145,36 @@ export interface DialectErrors {
   lost?(error: { message?: unknown; fatal?: unknown }, code: string | undefined): boolean
   /** Whether `code` is what processes migrating one database at the same moment collide on. */
   race(code: string): boolean
+  /**
+   * Whether `code` is a lock conflict that the database settled by rolling the statement's
+   * transaction back (a deadlock, a lock wait timed out): nothing of it is stored, so it may be
+   * tried again.
+   */
+  busy?(code: string): boolean
+}
+
+/** Tries of {@link triedAgain}, and the first pause before one again: about 10, 20, 40 ms, with jitter. */
+const TRIES = 4
+const PAUSE_MS = 10
+
+/**
+ * `work`, tried again while it fails as `again` says (a lock conflict the database rolled back),
+ * up to 4 times in all, each after a short random pause that lets the other transaction finish.
+ * Its last failure is thrown as it is: `mapped` (database-errors.ts) makes it a 503 with `Retry-After`.
+ *
+ * @example
+ * ```ts
+ * const result = await triedAgain(() => run(insert, values), (error) => MYSQL_ERRORS.busy?.(codeOf(error)) === true)
+ * ```
+ */
+export async function triedAgain<T>(work: () => Promise<T>, again: (error: unknown) => boolean): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await work()
+    } catch (error) {
+      if (attempt >= TRIES || !again(error)) throw error
+      const pause = PAUSE_MS * 2 ** (attempt - 1)
+      await new Promise((resolve) => setTimeout(resolve, pause / 2 + Math.random() * pause))
+    }
+  }
 }

@@ -27,6 +27,7 @@ import {
   type PetRow,
   storedPet,
   toPet,
+  triedAgain,
 } from '../hot-path.js'
 import { INSERTED_COLUMNS, INSERTED_PARAMETERS, insertedValues, selectedColumns } from '../pet-columns.js'
 import { type DbSystem, describeQuery, inQuerySpan, type QueryDescription } from '../query-spans.js'
@@ -129,7 +130,10 @@ export function mysqlHotPath(untracedRun: MysqlRunner, untracedSession: MysqlSes
       try {
         // Autocommitted: durable before the lock is let go. An int64 goes to the driver as given.
         const values = pets.flatMap(insertedValues)
-        const { insertId } = (await on(insertText(pets.length), values)) as { insertId: number | string }
+        // A deadlock with another writer (a reset) rolled the insert back: it is tried again, in the lock.
+        const { insertId } = (await triedAgain(() => on(insertText(pets.length), values), lockConflict)) as {
+          insertId: number | string
+        }
         const first = Number(insertId)
         if (ids !== undefined) return pets.map((_, index) => first + index * ids.step)
         // Under the lock no other create of ours runs: the rows from the first id on are this batch's.
@@ -176,10 +180,21 @@ const UNAVAILABLE = new Set([
 
 const RACE = new Set(['ER_DUP_ENTRY', 'ER_TABLE_EXISTS_ERROR', 'ER_LOCK_DEADLOCK'])
 
+/**
+ * A deadlock (1213) rolls the whole transaction back. A lock wait past `innodb_lock_wait_timeout`
+ * (1205) rolls back the statement, which for an autocommitted insert is all of it; in a
+ * transaction of ours the error ends it (kysely rolls back).
+ */
+const BUSY = new Set(['ER_LOCK_DEADLOCK', 'ER_LOCK_WAIT_TIMEOUT'])
+
+/** Whether mysql2's `error` is a lock conflict that rolled the statement back. */
+const lockConflict = (error: unknown): boolean => BUSY.has(String((error as { code?: unknown } | null)?.code))
+
 /** What MySQL's errors say, by mysql2's codes. */
 export const MYSQL_ERRORS: DialectErrors = {
   unavailable: (code) => UNAVAILABLE.has(code),
   // mysql2 marks errors that broke the connection as fatal ("Can't add new command when connection is in closed state").
   lost: ({ fatal }, code) => fatal === true && !code?.startsWith('ER_'),
   race: (code) => RACE.has(code),
+  busy: (code) => BUSY.has(code),
 }

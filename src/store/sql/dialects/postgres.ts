@@ -195,4 +195,6 @@ export const POSTGRES_ERRORS: DialectErrors = {
   unavailable: (code) => UNAVAILABLE.has(code) || /^08[0-9A-Z]{3}$/.test(code),
   lost: ({ message }) => typeof message === 'string' && CONNECTION_LOST.test(message),
   race: (code) => RACE.has(code),
+  // A deadlock or a serialization failure rolls the transaction back.
+  busy: (code) => code === '40P01' || code === '40001',
 }
