@@ -159,4 +159,46 @@ describe('resets racing creates on MariaDB', { skip: noMysql, timeout: 180_000 }
       }
     })
   })
+
+  test('after resets that overlap creates, quiet creates get the ids right after the seed', async () => {
+    await inFreshMysqlDatabase(MYSQL_URL ?? '', 'hard_ids', async (db) => {
+      const server = await start(db)
+      try {
+        let creating = true
+        const creator = async (client: number) => {
+          for (let i = 0; creating; i++) {
+            const made = await create(server, `c${client}-${i}`)
+            assert.ok(made.status === 201, `${made.status} ${made.text}`)
+          }
+        }
+        const resetter = async () => {
+          for (let i = 0; i < 5; i++) {
+            await sleep(100)
+            const answer = await reset(server)
+            assert.equal(answer.status, 204, answer.text)
+          }
+          creating = false
+        }
+        await Promise.all([...Array.from({ length: CLIENTS }, (_, client) => creator(client)), resetter()])
+        // What the last reset left: the seed, then the creates that came after it, from 101 on.
+        const left = (await listAll(server.url, KEY, 100)).map((pet) => pet.id)
+        const after = left.slice(SEED.length)
+        assert.deepEqual(
+          left.slice(0, SEED.length),
+          SEED.map((pet) => pet.id),
+        )
+        assert.deepEqual(
+          after,
+          after.map((_, i) => SEED.length + 1 + i),
+          'the creates after the reset, from 101 on',
+        )
+        const quiet: number[] = []
+        for (let i = 0; i < 3; i++) quiet.push((await create(server, `quiet ${i}`)).pet?.id ?? 0)
+        const next = SEED.length + after.length + 1
+        assert.deepEqual(quiet, [next, next + 1, next + 2])
+      } finally {
+        await server.stop()
+      }
+    })
+  })
 })
