@@ -71,6 +71,7 @@ describe('memoryStore', () => {
       json: JSON.stringify((await store.list({ limit: 1 })).slice(0, 1)),
       lastId: 1,
       more: true,
+      generation: 0,
     })
   })
 })
@@ -102,18 +103,25 @@ describe('sqliteStore pages as JSON', () => {
     const store = sqliteStore({ path: ':memory:' })
     try {
       const pages = jsonPages(store)
-      assert.deepEqual(await pages({ limit: 20 }), { json: '[]', lastId: undefined, more: false })
+      assert.deepEqual(await pages({ limit: 20 }), { json: '[]', lastId: undefined, more: false, generation: 0 })
       const pet = await store.create({ name: 'Rex', categoryId: 1 })
       assert.deepEqual(await pages({ limit: 20, after: pet.id }), {
         json: '[]',
         lastId: undefined,
         more: false,
+        generation: 0,
       })
-      assert.deepEqual(await pages({ limit: 0 }), { json: '[]', lastId: undefined, more: false })
+      assert.deepEqual(await pages({ limit: 0 }), {
+        json: '[]',
+        lastId: undefined,
+        more: false,
+        generation: undefined,
+      })
       assert.deepEqual(await pages({ limit: 1 }), {
         json: JSON.stringify([pet]),
         lastId: pet.id,
         more: false,
+        generation: 0,
       })
     } finally {
       await store.close?.()

@@ -11,6 +11,7 @@ import type { Pet } from '../../api/schemas.js'
 import { type NamespaceMaker, type ResettablePetStore, testControlOf } from '../store.js'
 import type { SqlFamily } from './migrations.js'
 import { replacePets } from './replace-pets.js'
+import { generationTable } from './schema-history.js'
 
 /** The tables a namespace's store makes, named from its parent's table and its name. */
 export interface NamespaceTables {
@@ -51,7 +52,12 @@ export async function namespaceTables(parent: string, name: string): Promise<Nam
 }
 
 /** The tables a store over `tables` creates, which a deleted namespace drops. */
-const createdTables = ({ table, migrationTable }: NamespaceTables) => [table, migrationTable, `${migrationTable}_lock`]
+const createdTables = ({ table, migrationTable }: NamespaceTables) => [
+  table,
+  generationTable({ table, schema: undefined }).table,
+  migrationTable,
+  `${migrationTable}_lock`,
+]
 
 /** The namespaces of the SQL store that `parts` describe. */
 export function sqlNamespaces(parts: SqlNamespacesParts): NamespaceMaker {

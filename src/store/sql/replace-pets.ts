@@ -12,6 +12,7 @@ import { PetstoreError } from '../../shared/petstore-error.js'
 import { insertLockName } from './hot-path.js'
 import type { SqlFamily } from './migrations.js'
 import { rowOf } from './pet-columns.js'
+import { generationTable } from './schema-history.js'
 
 /** Rows per insert: well within every driver's limit on bound parameters. */
 const CHUNK = 200
@@ -81,6 +82,11 @@ async function replaceIn(
     const rows = pets.slice(start, start + CHUNK).map(rowOf)
     await target.insertInto(table).values(rows).execute()
   }
+  // A new generation: cursors issued before are refused from the commit on (see generationTable).
+  await (schema ? trx.withSchema(schema) : trx)
+    .updateTable(generationTable({ table, schema }).table)
+    .set((eb) => ({ generation: eb('generation', '+', 1) }))
+    .execute()
   if (family === 'postgres') {
     const lastId = pets.at(-1)?.id ?? 0
     const quoted = schema ? `"${schema.replaceAll('"', '""')}"."${table}"` : `"${table}"`

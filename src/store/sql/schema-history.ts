@@ -13,6 +13,18 @@ import { type HotPathTarget, qualifiedTable, quoteName } from './hot-path.js'
 /** The SQL text of each migration, by name; they run in the order of their names. */
 export type Migrations = Readonly<Record<string, readonly string[]>>
 
+/**
+ * The table of `target`'s generation, `<table>_generation` beside it: one row, whose number a
+ * reset or a seed adds 1 to in its transaction, and each page reads in its statement. A cursor
+ * is issued in one generation and refused in another (see src/api/cursor.ts). Named after the
+ * pets table, so a namespace's table has its own. Kept in the database, so that every process
+ * on it (`--workers`, replicas) agrees.
+ */
+export const generationTable = ({ table, schema }: HotPathTarget): HotPathTarget => ({
+  table: `${table}_generation`,
+  schema,
+})
+
 // SQLite
 
 /** The index `<table><suffix>`, quoted, in the table's schema where it has one. */
@@ -57,7 +69,17 @@ export function sqliteStatusIndex(target: HotPathTarget): string[] {
 export const sqliteMigrations = (target: HotPathTarget): Migrations => ({
   '0001_create_pets': sqlitePetsSchema(target),
   '0002_status_index_covers_pages': sqliteStatusIndex(target),
+  '0003_generation': sqliteGeneration(target),
 })
+
+/** Migration 0003: the {@link generationTable} and its one row, each idempotent (D1 runs it on every start). */
+export function sqliteGeneration(target: HotPathTarget): string[] {
+  const table = qualifiedTable(generationTable(target))
+  return [
+    `create table if not exists ${table} (id integer primary key, generation integer not null)`,
+    `insert or ignore into ${table} values (1, 0)`,
+  ]
+}
 
 // PostgreSQL
 
@@ -74,6 +96,10 @@ export function postgresMigrations(target: HotPathTarget): Migrations {
       `create index if not exists ${quoteName(`${target.table}_status_id`)} on ${from} ("status", "id")`,
     ],
     '0002_status_index_covers_pages': [],
+    '0003_generation': [
+      `create table if not exists ${qualifiedTable(generationTable(target))} ("id" integer primary key, "generation" bigint not null)`,
+      `insert into ${qualifiedTable(generationTable(target))} ("id", "generation") values (1, 0) on conflict do nothing`,
+    ],
   }
 }
 
@@ -103,5 +129,9 @@ export function mysqlMigrations(target: HotPathTarget): Migrations {
 ) default character set utf8mb4 collate utf8mb4_bin`,
     ],
     '0002_status_index_covers_pages': [],
+    '0003_generation': [
+      `create table if not exists ${mysqlTable(generationTable(target))} (id int not null primary key, generation bigint not null)`,
+      `insert ignore into ${mysqlTable(generationTable(target))} (id, generation) values (1, 0)`,
+    ],
   }
 }

@@ -31,7 +31,7 @@ import {
 } from '../hot-path.js'
 import { INSERTED_COLUMNS, INSERTED_PARAMETERS, insertedValues, selectedColumns } from '../pet-columns.js'
 import { type DbSystem, describeQuery, inQuerySpan, type QueryDescription } from '../query-spans.js'
-import { mysqlTable } from '../schema-history.js'
+import { generationTable, mysqlTable } from '../schema-history.js'
 
 /** The server's version, which names MariaDB where it is one (query spans say which). */
 export const VERSION = 'select version() as version'
@@ -84,15 +84,29 @@ export function mysqlHotPath(untracedRun: MysqlRunner, untracedSession: MysqlSes
   const byId = `select ${columns} from ${from} where id = ?`
   // `limit ?` is refused by some servers in prepared statements: the limit is written in, one text per limit
   // (at most 101 of each kind, each prepared once per connection).
-  const page = (byStatus: boolean, limit: number) =>
-    `select ${columns} from ${from} where ${byStatus ? 'status = ? and ' : ''}id > ? order by id limit ${limit}`
+  // A JSON page reads the generation (see generationTable) in its own statement, on each row.
+  const readGeneration = `select generation from ${mysqlTable(generationTable(target))}`
+  const page = (byStatus: boolean, limit: number, generation: boolean) =>
+    `select ${columns}${generation ? `, (${readGeneration}) as generation` : ''} from ${from} where ${byStatus ? 'status = ? and ' : ''}id > ? order by id limit ${limit}`
 
-  async function list({ status, limit, after = 0 }: ListQuery) {
+  async function rows({ status, limit, after = 0 }: ListQuery, generation: boolean) {
     // A limit the handler would never send (it validates 1..100): nothing, rather than SQL from it.
     if (!Number.isSafeInteger(limit) || limit < 1) return []
-    const sql = page(status !== undefined, limit)
-    const rows = (await run(sql, status === undefined ? [after] : [status, after])) as PetRow[]
-    return rows.map(toPet)
+    const sql = page(status !== undefined, limit, generation)
+    return (await run(sql, status === undefined ? [after] : [status, after])) as Array<
+      PetRow & { generation?: unknown }
+    >
+  }
+
+  const list = async (query: ListQuery) => (await rows(query, false)).map(toPet)
+
+  /** The page of `query` and the generation it was read in: with no pet on it, read apart (a page after a cursor). */
+  async function jsonPage(query: ListQuery): Promise<JsonPage> {
+    const found = await rows(oneMore(query), true)
+    let generation = found[0]?.generation
+    if (generation === undefined)
+      generation = ((await run(readGeneration, [])) as Array<{ generation: unknown }>)[0]?.generation
+    return jsonPageOf(found.map(toPet), query.limit, Number(generation))
   }
 
   /**
@@ -153,7 +167,7 @@ export function mysqlHotPath(untracedRun: MysqlRunner, untracedSession: MysqlSes
     list,
     async page(query): Promise<JsonPage> {
       if (!(query.limit >= 1)) return EMPTY_PAGE
-      return jsonPageOf(await list(oneMore(query)), query.limit)
+      return jsonPage(query)
     },
     async create(pet) {
       return storedPet(Number((await insertMany([pet]))[0]), pet)

@@ -35,6 +35,7 @@ import {
   selectedColumns,
 } from '../pet-columns.js'
 import { describeQuery, inQuerySpan } from '../query-spans.js'
+import { generationTable } from '../schema-history.js'
 
 /** The schema the tables go to when none is given: kysely's Migrator looks in every schema unless told one. */
 export const CURRENT_SCHEMA = 'select current_schema() as schema'
@@ -87,6 +88,7 @@ export function postgresHotPath(query: PostgresRunner, target: HotPathTarget): H
   // int64 columns as decimal text: pg reads int8 as a string anyway, and a pool set up to give numbers would round it.
   const columns = selectedColumns('postgres')
   const lockName = insertLockName(target)
+  const generations = qualifiedTable(generationTable(target))
   const statement = (text: string) => {
     const name = nameOf(text)
     // Traced, each run is a query span (see query-spans.ts); a group-commit batch is one statement, so one span.
@@ -104,8 +106,9 @@ export function postgresHotPath(query: PostgresRunner, target: HotPathTarget): H
   }
   const jsonPage = (byStatus: boolean) => {
     const [after, limit] = byStatus ? ['$2', '$3'] : ['$1', '$2']
+    // The generation in the page's own statement (see generationTable): no round trip more.
     return statement(`select '[' || coalesce(string_agg(pet, ',' order by id), '') || ']' as json,
-        count(*) as count, max(id) as last_id
+        count(*) as count, max(id) as last_id, (select generation from ${generations}) as generation
       from (select id, ${PET_JSON} as pet
         from ${from} where ${where(byStatus, after)} order by id limit ${limit}::int) as page`)
   }
