@@ -559,15 +559,18 @@ export function runApiSuite(name: string, makeStore: StoreFactory, transport?: T
       it('answers 400 naming cursor for a forged or retouched cursor, and for the old unsigned spelling', async () => {
         const issued = new URL(nextLink((await call(handler, '/v1/pets?limit=2')).headers) ?? '', 'http://x')
         const cursor = issued.searchParams.get('cursor') ?? ''
-        assert.match(cursor, /^[1-9][0-9]*\.[A-Za-z0-9_-]{16}$/)
-        const [id = '', tag = ''] = cursor.split('.')
+        assert.match(cursor, /^[1-9][0-9]*\.(0|[1-9][0-9]*)\.[A-Za-z0-9_-]{16}$/)
+        const [id = '', generation = '', tag = ''] = cursor.split('.')
         const flipped = `${tag.slice(0, -1)}${tag.endsWith('A') ? 'B' : 'A'}`
         const forged = [
-          `${Number(id) + 1}.${tag}`, // another id under the same tag
-          `${id}.${flipped}`, // one character of the tag changed
-          `0${id}.${tag}`, // another spelling of the same id
-          `${id}.${tag}=`,
-          `${id}.${tag.slice(1)}`,
+          `${Number(id) + 1}.${generation}.${tag}`, // another id under the same tag
+          `${id}.${Number(generation) + 1}.${tag}`, // another generation under the same tag
+          `${id}.${generation}.${flipped}`, // one character of the tag changed
+          `0${id}.${generation}.${tag}`, // another spelling of the same id
+          `${id}.0${generation}.${tag}`, // another spelling of the same generation
+          `${id}.${tag}`, // the spelling before cursors named their generation
+          `${id}.${generation}.${tag}=`,
+          `${id}.${generation}.${tag.slice(1)}`,
           btoa(`p${id}`).replace(/=+$/, ''), // what cursors were before they were signed
           'cDA',
           'cDk5OTk5OQ',

@@ -23,6 +23,7 @@ import { mysqlStore } from '../src/store/sql/mysql.js'
 import { postgresStore } from '../src/store/sql/postgres.js'
 import { sqliteStore } from '../src/store/sql/sqlite.js'
 import { loadSqliteDriver } from '../src/store/sql/sqlite-drivers.js'
+import { createdTables } from '../src/store/sql/store-options.js'
 import { seed } from '../src/testing.js'
 import { count, post, runKeyedSuite, servingStore } from './idempotency.suite.js'
 
@@ -110,8 +111,8 @@ if (MYSQL_URL) {
   cleanups.push(async () => {
     const connection = mysql.createConnection(MYSQL_URL).promise()
     for (const table of tables) {
-      for (const suffix of ['', '_idem_keys', '_migration', '_migration_lock']) {
-        await connection.query(`drop table if exists \`${table}${suffix}\``)
+      for (const created of createdTables(table, `${table}_migration`)) {
+        await connection.query(`drop table if exists \`${created}\``)
       }
     }
     await connection.end()

@@ -27,6 +27,7 @@ import { postgresStore } from '../src/store/sql/postgres.js'
 import { sqlStore } from '../src/store/sql/sql-store.js'
 import { sqliteStore } from '../src/store/sql/sqlite.js'
 import { AUTO_ORDER, loadSqliteDriver, type SqliteDriver } from '../src/store/sql/sqlite-drivers.js'
+import { createdTables } from '../src/store/sql/store-options.js'
 import { builtInOf, type PetStore } from '../src/store/store.js'
 import { assertJsonPagesMatchList, createHardPets, jsonPages } from './helpers/json-page.js'
 
@@ -71,6 +72,7 @@ describe('memoryStore', () => {
       json: JSON.stringify((await store.list({ limit: 1 })).slice(0, 1)),
       lastId: 1,
       more: true,
+      generation: 0,
     })
   })
 })
@@ -102,18 +104,25 @@ describe('sqliteStore pages as JSON', () => {
     const store = sqliteStore({ path: ':memory:' })
     try {
       const pages = jsonPages(store)
-      assert.deepEqual(await pages({ limit: 20 }), { json: '[]', lastId: undefined, more: false })
+      assert.deepEqual(await pages({ limit: 20 }), { json: '[]', lastId: undefined, more: false, generation: 0 })
       const pet = await store.create({ name: 'Rex', categoryId: 1 })
       assert.deepEqual(await pages({ limit: 20, after: pet.id }), {
         json: '[]',
         lastId: undefined,
         more: false,
+        generation: 0,
       })
-      assert.deepEqual(await pages({ limit: 0 }), { json: '[]', lastId: undefined, more: false })
+      assert.deepEqual(await pages({ limit: 0 }), {
+        json: '[]',
+        lastId: undefined,
+        more: false,
+        generation: undefined,
+      })
       assert.deepEqual(await pages({ limit: 1 }), {
         json: JSON.stringify([pet]),
         lastId: pet.id,
         more: false,
+        generation: 0,
       })
     } finally {
       await store.close?.()
@@ -227,7 +236,7 @@ describe('mysqlStore pages, on a MySQL or MariaDB server', {
 
   it('match list() on hard names and int64 category ids (rows written as JSON by the store)', async () => {
     const table = freshName()
-    tables.push(table, `${table}_migration`, `${table}_migration_lock`)
+    tables.push(...createdTables(table, `${table}_migration`))
     const store = mysqlStore({ uri: MYSQL_URL ?? '' }, { table })
     try {
       await createHardPets(store)

@@ -22,6 +22,7 @@ import { join } from 'node:path'
 import { after, describe, type TestContext, test } from 'node:test'
 import mysql from 'mysql2/promise'
 import pg from 'pg'
+import { createdTables } from '../src/store/sql/store-options.js'
 import { createMany, listAll, mismatchesById, nthPet, type Pet } from './helpers/load.js'
 import { killAll, type RunningServer, startServer } from './helpers/spawn-server.js'
 
@@ -35,7 +36,7 @@ const RACERS = 6
 const KEY = 'multiprocess-key'
 const HEADERS = { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' }
 /** The binary's default tables (it has no flag to rename them). */
-const TABLES = ['petstore_pets', 'petstore_migration', 'petstore_migration_lock']
+const TABLES = createdTables('petstore_pets', 'petstore_migration')
 
 /** A database the processes share. */
 interface Target {

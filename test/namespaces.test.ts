@@ -1,6 +1,7 @@
 /**
  * Namespaces in the library (`namespacedPetstore`): each `/ns/{name}/…` a Petstore of its own on
- * memory, SQLite and PostgreSQL (when PETSTORE_TEST_POSTGRES_URL is set; under CI it must be),
+ * memory, SQLite, PostgreSQL and MySQL (when PETSTORE_TEST_POSTGRES_URL and PETSTORE_TEST_MYSQL_URL are set;
+ * under CI they must be),
  * its names, its bound, its deletion (no table left behind), its faults drawn apart from the
  * others', and a property test interleaving random requests over several namespaces.
  *
@@ -12,8 +13,10 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, describe, test } from 'node:test'
 import Database from 'better-sqlite3'
+import mysql from 'mysql2/promise'
 import pg from 'pg'
 import { type FetchHandler, memoryStore, type ResettablePetStore } from '../src/index.js'
+import { mysqlStore } from '../src/store/sql/mysql.js'
 import { postgresStore } from '../src/store/sql/postgres.js'
 import { sqliteStore } from '../src/store/sql/sqlite.js'
 import { namespacedPetstore } from '../src/testing.js'
@@ -21,6 +24,7 @@ import { seededRandom } from '../src/util/prng.js'
 import { assertError, call, KEY } from './helpers/client.js'
 
 const POSTGRES_URL = process.env.PETSTORE_TEST_POSTGRES_URL
+const MYSQL_URL = process.env.PETSTORE_TEST_MYSQL_URL
 const dir = mkdtempSync(join(tmpdir(), 'petstore-namespaces-'))
 const closing: ResettablePetStore[] = []
 after(async () => {
@@ -32,7 +36,7 @@ const SEED = [{ name: 'Seed', categoryId: 9, status: 'available' as const }]
 
 interface Place {
   name: string
-  make: () => ResettablePetStore
+  make: () => ResettablePetStore | Promise<ResettablePetStore>
   /** The rows of a query on the database (its tables, the table of names): what a deletion leaves behind. */
   rows?: (query: string) => Promise<unknown[][]>
   /** The query that lists the database's tables. */
@@ -76,6 +80,47 @@ const PLACES: Place[] = [
   },
 ]
 
+const mysqlDatabases: string[] = []
+/** A connection to the server of PETSTORE_TEST_MYSQL_URL, in `database` when given. */
+const mysqlOn = (database?: string) => {
+  const url = new URL(MYSQL_URL as string)
+  if (database !== undefined) url.pathname = `/${database}`
+  return mysql.createConnection(url.href)
+}
+PLACES.push({
+  name: 'MySQL',
+  skip: !MYSQL_URL && !process.env.CI && 'PETSTORE_TEST_MYSQL_URL not set',
+  make: async () => {
+    const database = `ns_test_${process.pid}_${++files}`
+    mysqlDatabases.push(database)
+    const admin = await mysqlOn()
+    await admin.query(`create database \`${database}\` character set utf8mb4 collate utf8mb4_bin`)
+    await admin.end()
+    const url = new URL(MYSQL_URL as string)
+    url.pathname = `/${database}`
+    return mysqlStore({ uri: url.href })
+  },
+  get tablesQuery() {
+    return `select table_name from information_schema.tables where table_schema = 'ns_test_${process.pid}_${files}'`
+  },
+  rows: async (query) => {
+    const connection = await mysqlOn(`ns_test_${process.pid}_${files}`)
+    try {
+      const [rows] = await connection.query({ sql: query, rowsAsArray: true })
+      return rows as unknown[][]
+    } finally {
+      await connection.end()
+    }
+  },
+})
+if (MYSQL_URL) {
+  after(async () => {
+    const admin = await mysqlOn()
+    for (const database of mysqlDatabases) await admin.query(`drop database if exists \`${database}\``)
+    await admin.end()
+  })
+}
+
 if (POSTGRES_URL) {
   after(async () => {
     const client = new pg.Client({ connectionString: POSTGRES_URL })
@@ -87,7 +132,7 @@ if (POSTGRES_URL) {
 
 /** A handler over a fresh store of `place`, seeded with {@link SEED}. */
 async function handlerOn(place: Place, options: Partial<Parameters<typeof namespacedPetstore>[0]> = {}) {
-  const store = place.make()
+  const store = await place.make()
   closing.push(store)
   const { seed } = await import('../src/testing.js')
   await seed(store, SEED)
@@ -218,10 +263,10 @@ test('a deleted namespace leaves no table and no row behind', async (t) => {
         (await rows(tablesQuery)).map(([name]) => String(name)).filter((name) => name.startsWith('petstore_ns'))
       await create(handler, '/ns/gone', 'x')
       await create(handler, '/ns/kept', 'y')
-      assert.equal((await tables()).length, 8, 'two namespaces, four tables each')
+      assert.equal((await tables()).length, 10, 'two namespaces, five tables each')
       assert.deepEqual(await rows('select name from petstore_namespaces order by name'), [['gone'], ['kept']])
       assert.equal((await call(handler, '/ns/gone/__petstore/namespace', { method: 'DELETE' })).status, 204)
-      assert.equal((await tables()).length, 4, 'no table of the deleted namespace is left')
+      assert.equal((await tables()).length, 5, 'no table of the deleted namespace is left')
       assert.deepEqual(await rows('select name from petstore_namespaces'), [['kept']], 'nor its row')
       assert.deepEqual(await names(handler, '/ns/kept'), ['Seed', 'y'])
     })

@@ -27,6 +27,7 @@ import { mysqlStore } from '../src/store/sql/mysql.js'
 import { postgresStore } from '../src/store/sql/postgres.js'
 import { sqliteStore } from '../src/store/sql/sqlite.js'
 import { loadSqliteDriver } from '../src/store/sql/sqlite-drivers.js'
+import { createdTables } from '../src/store/sql/store-options.js'
 import { KEY } from './helpers/client.js'
 
 const POSTGRES_URL = process.env.PETSTORE_TEST_POSTGRES_URL
@@ -241,7 +242,7 @@ describe('query spans', () => {
       const system = /mariadb/i.test(rows[0]?.version ?? '') ? /^mariadb$/ : /^mysql$/
       assertQuerySpans(await trafficSpans(store), system, table)
     } finally {
-      await admin.query(`drop table if exists ${table}, ${table}_migration, ${table}_migration_lock`)
+      await admin.query(`drop table if exists ${createdTables(table, `${table}_migration`).join(', ')}`)
       await admin.end()
     }
   })

@@ -18,6 +18,7 @@ import { type PetStore, PetstoreError } from '../src/index.js'
 import { isUnavailable, kyselyStore } from '../src/store/sql/kysely.js'
 import { mysqlStore } from '../src/store/sql/mysql.js'
 import { postgresStore } from '../src/store/sql/postgres.js'
+import { createdTables } from '../src/store/sql/store-options.js'
 import { storeConformance } from '../src/testing.js'
 import { runApiSuite } from './api.suite.js'
 import { assertBatchIdsMatchRows, assertOneBadRowFailsAlone, REJECTED_NAME } from './helpers/group-commit.js'
@@ -422,7 +423,7 @@ describe('mysqlStore on a MySQL or MariaDB server', { skip: !MYSQL_URL && 'PETST
   /** A table name whose table (and migration tables) are dropped at the end. */
   function freshTable(): string {
     const table = freshName()
-    tables.push(table, `${table}_migration`, `${table}_migration_lock`)
+    tables.push(...createdTables(table, `${table}_migration`))
     return table
   }
   after(async () => {

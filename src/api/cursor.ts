@@ -2,13 +2,16 @@
  * The opaque `cursor` of `Link: rel="next"`: the last id of a page, so the
  * next page starts strictly after it (keyset pagination visits every pet
  * exactly once even while pets are added, because new ids only grow), bound
- * to the `status` it was issued for and signed.
+ * to the `status` it was issued for and to the store's generation, and signed.
+ * The generation changes on every reset: ids restart then, so a cursor from
+ * before would resume among other pets, and is refused instead.
  *
- * Spelling: `<last id in decimal>.<tag>`, the tag being the first 12 bytes of
- * HMAC-SHA-256(secret, `petstore-cursor-1|<status or empty>|<id>`) in
- * base64url (16 characters, no padding: 96 bits fill them exactly, so no two
- * spellings decode alike). `limit` is left out: a walk stays whole whatever
- * page size each step asks for.
+ * Spelling: `<last id>.<generation>.<tag>`, both in decimal, the tag being the
+ * first 12 bytes of HMAC-SHA-256(secret,
+ * `petstore-cursor-2|<status or empty>|<generation>|<id>`) in base64url (16
+ * characters, no padding: 96 bits fill them exactly, so no two spellings
+ * decode alike). `limit` is left out: a walk stays whole whatever page size
+ * each step asks for.
  *
  * @module
  */
@@ -16,15 +19,24 @@ import { hmac } from '@noble/hashes/hmac'
 import { sha256 } from '@noble/hashes/sha2'
 import { ErrorAnswer } from '../http/errors.js'
 
-/** Issues and checks cursors under one secret. */
-export interface CursorCodec {
-  /** The cursor continuing after `lastId` in the walk over `status`. */
-  encode(lastId: number, status: string | undefined): string
-  /** The id a cursor continues after, or the 400 naming `cursor` when this codec did not issue it for `status`. */
-  decode(cursor: string, status: string | undefined): number | ErrorAnswer
+/** Where a cursor continues: after the pet `after`, among the pets of `generation`. */
+export interface Cursor {
+  after: number
+  generation: number
 }
 
-const FORMAT = /^(0|[1-9][0-9]{0,15})\.([A-Za-z0-9_-]{16})$/
+/** Issues and checks cursors under one secret. */
+export interface CursorCodec {
+  /**
+   * The cursor continuing after `lastId` in the walk over `status`, among the pets of
+   * `generation` (the store's, as the page was read: 0 for a store that has none). @default 0
+   */
+  encode(lastId: number, status: string | undefined, generation?: number): string
+  /** Where a cursor continues, or the 400 naming `cursor` when this codec did not issue it for `status`. */
+  decode(cursor: string, status: string | undefined): Cursor | ErrorAnswer
+}
+
+const FORMAT = /^(0|[1-9][0-9]{0,15})\.(0|[1-9][0-9]{0,15})\.([A-Za-z0-9_-]{16})$/
 const TAG_BYTES = 12
 /** Issued cursors remembered, so that a page asked for again (a first page, most often) costs no HMAC. */
 const REMEMBERED = 4096
@@ -37,11 +49,18 @@ function toBase64Url(bytes: Uint8Array): string {
   return btoa(binary).replace(/\+/g, '-').replace(/\//g, '_')
 }
 
-function refuse(): ErrorAnswer {
-  return new ErrorAnswer(400, 'validation_error', 'cursor: is not a cursor this server issued for this query', [
-    { path: 'cursor', message: 'is not a cursor this server issued for this query' },
-  ])
+/** The 400 naming `cursor`, for `message`. */
+function invalid(message: string): ErrorAnswer {
+  return new ErrorAnswer(400, 'validation_error', `cursor: ${message}`, [{ path: 'cursor', message }])
 }
+
+const refuse = () => invalid('is not a cursor this server issued for this query')
+
+/**
+ * The 400 of a cursor issued before the pets were reset: it names the page after a pet of another
+ * generation, and resuming there would skip pets or repeat them.
+ */
+export const staleCursor = (): ErrorAnswer => invalid('the pets were reset since this cursor was issued')
 
 /** Constant time over the cursor: the position of a mismatch must not show. */
 function sameCursor(a: string, b: string): boolean {
@@ -62,8 +81,8 @@ function sameCursor(a: string, b: string): boolean {
  * @example
  * ```ts
  * const codec = cursorCodec('a shared secret')
- * const cursor = codec.encode(42, 'sold') // → '42.' + 16 characters
- * codec.decode(cursor, 'sold') // → 42
+ * const cursor = codec.encode(42, 'sold', 3) // → '42.3.' + 16 characters
+ * codec.decode(cursor, 'sold') // → { after: 42, generation: 3 }
  * codec.decode(cursor, undefined) // → an ErrorAnswer: 400 validation_error naming `cursor`
  * ```
  */
@@ -75,12 +94,12 @@ export function cursorCodec(secret?: string): CursorCodec {
   /** `message` → cursor, for cursors issued (or checked) lately; cleared whole when full. */
   const issued = new Map<string, string>()
 
-  const cursorOf = (id: number, status: string | undefined): string => {
-    const message = `petstore-cursor-1|${status ?? ''}|${id}`
+  const cursorOf = (id: number, status: string | undefined, generation = 0): string => {
+    const message = `petstore-cursor-2|${status ?? ''}|${generation}|${id}`
     let cursor = issued.get(message)
     if (cursor === undefined) {
       const mac = keyed.clone().update(encoder.encode(message)).digest()
-      cursor = `${id}.${toBase64Url(mac.subarray(0, TAG_BYTES))}`
+      cursor = `${id}.${generation}.${toBase64Url(mac.subarray(0, TAG_BYTES))}`
       if (issued.size >= REMEMBERED) issued.clear()
       issued.set(message, cursor)
     }
@@ -91,8 +110,12 @@ export function cursorCodec(secret?: string): CursorCodec {
     encode: cursorOf,
     decode(cursor, status) {
       const parts = FORMAT.exec(cursor)
-      const id = parts ? Number(parts[1]) : Number.NaN
-      return Number.isSafeInteger(id) && sameCursor(cursorOf(id, status), cursor) ? id : refuse()
+      if (parts === null) return refuse()
+      const after = Number(parts[1])
+      const generation = Number(parts[2])
+      // Only what this codec issued is taken, and it issues safe integers: a number past 2^53 reads
+      // as another, whose cursor is spelled otherwise, and is refused here.
+      return sameCursor(cursorOf(after, status, generation), cursor) ? { after, generation } : refuse()
     },
   }
 }

@@ -10,7 +10,7 @@ import { singleValues, type Target } from '../http/request-target.js'
 import type { AbortLike } from '../shared/deadline.js'
 import type { KeyedOutcome } from '../store/keyed.js'
 import type { JsonPage, Store } from '../store/store.js'
-import type { CursorCodec } from './cursor.js'
+import { type Cursor, type CursorCodec, staleCursor } from './cursor.js'
 import { fingerprintOf, idempotencyKeyOf, REPLAYED, scopeOf } from './idempotency.js'
 import { listQueryOf, newPetOf, petIdOf } from './inputs.js'
 import { INT64_KEYS, REQUIRED_KEYS } from './pet-fields.js'
@@ -49,24 +49,30 @@ export function listPets(
   if (query instanceof ErrorAnswer) return query
   const { status, limit } = query
   // A cursor continues the walk over one `status` only: another status would skip pets silently.
-  const after = query.cursor === undefined ? undefined : context.cursors.decode(query.cursor, status)
-  if (after instanceof ErrorAnswer) return after
+  const cursor = query.cursor === undefined ? undefined : context.cursors.decode(query.cursor, status)
+  if (cursor instanceof ErrorAnswer) return cursor
   // The store writes the page's JSON itself where it can (a SQL database does it faster than rows become objects).
-  const page = context.store.page({ status, limit, after }, signal)
+  const page = context.store.page({ status, limit, after: cursor?.after }, signal)
   return page instanceof Promise
-    ? page.then((found) => pageAnswer(found, limit, status, context))
-    : pageAnswer(page, limit, status, context)
+    ? page.then((found) => pageAnswer(found, cursor, limit, status, context))
+    : pageAnswer(page, cursor, limit, status, context)
 }
 
+/**
+ * The answer of a page read after `cursor`: refused when the store was reset since the cursor was
+ * issued (the page came from another generation of pets), else the page and its next link.
+ */
 function pageAnswer(
-  { json, lastId, more }: JsonPage,
+  { json, lastId, more, generation = 0 }: JsonPage,
+  cursor: Cursor | undefined,
   limit: number,
   status: string | undefined,
   { basePath, cursors }: OperationContext,
 ): ApiAnswer {
+  if (cursor !== undefined && cursor.generation !== generation) return staleCursor()
   const headers: Record<string, string> = {}
   if (more && lastId !== undefined) {
-    const cursor = cursors.encode(lastId, status)
+    const cursor = cursors.encode(lastId, status, generation)
     headers.link = `<${basePath}/pets?limit=${limit}${status ? `&status=${status}` : ''}&cursor=${cursor}>; rel="next"`
   }
   return jsonAnswer(json, 200, headers)

@@ -99,9 +99,10 @@ export function oneMore({ status, limit, after }: ListQuery): ListQuery {
 /**
  * The page of at most `limit` pets, as JSON, from up to `limit + 1` pets
  * read: one more than the page tells that more follow, without a count.
+ * `generation` is the store's as the pets were read, where it has one.
  */
-export function jsonPageOf(pets: readonly Pet[], limit: number): JsonPage {
+export function jsonPageOf(pets: readonly Pet[], limit: number, generation?: number): JsonPage {
   const more = pets.length > limit
   const count = more ? limit : pets.length
-  return { json: petsJson(pets, count), lastId: pets[count - 1]?.id, more }
+  return { json: petsJson(pets, count), lastId: pets[count - 1]?.id, more, generation }
 }

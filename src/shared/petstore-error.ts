@@ -61,9 +61,17 @@ export class PetstoreError extends Error {
     stackTraceLimit(limit)
   }
 
-  /** The store could not be reached; answered as 503 `unavailable`. */
-  static unavailable(cause?: unknown): PetstoreError {
-    return new PetstoreError(503, 'unavailable', 'The pet store is temporarily unavailable; try again later', { cause })
+  /**
+   * The store could not be reached; answered as 503 `unavailable`, with `Retry-After` when
+   * `retryAfterSeconds` says when to come back.
+   */
+  static unavailable(cause?: unknown, retryAfterSeconds?: number): PetstoreError {
+    const message = 'The pet store is temporarily unavailable; try again later'
+    if (retryAfterSeconds === undefined) return new PetstoreError(503, 'unavailable', message, { cause })
+    return new PetstoreError(503, 'unavailable', message, {
+      cause,
+      headers: { 'retry-after': String(retryAfterSeconds) },
+    })
   }
 
   /**

@@ -113,6 +113,8 @@ export function memoryStore(options: MemoryStoreOptions = {}): ResettablePetStor
   const all: Pet[] = []
   const byStatus: Record<PetStatus, Pet[]> = { available: [], pending: [], sold: [] }
   let lastId = 0
+  /** Changes on every reset or seed, so that a cursor from before is refused (see cursor.ts). */
+  let generation = 0
 
   const add = (pet: Pet) => {
     all.push(pet)
@@ -148,6 +150,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): ResettablePetStor
     all.length = 0
     for (const list of Object.values(byStatus)) list.length = 0
     lastId = 0
+    generation++
     for (const pet of pets) add(recordOf(pet.id, pet))
   }
 
@@ -168,7 +171,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): ResettablePetStor
     },
     list,
     // JSON.stringify of the slice, written field by field: no faster way to hold a page as text.
-    page: (query) => jsonPageOf(list(oneMore(query)), query.limit),
+    page: (query) => jsonPageOf(list(oneMore(query)), query.limit, generation),
     ping() {},
     close() {},
   }

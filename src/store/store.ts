@@ -71,6 +71,11 @@ export interface JsonPage {
   lastId: number | undefined
   /** Whether more pets match after `lastId`. */
   more: boolean
+  /**
+   * The store's generation as the page was read, a number that changes on every reset or seed
+   * (a cursor issued under one is refused under another); `undefined` where the store has none.
+   */
+  generation?: number | undefined
 }
 
 /** What a call gives: at once where the store can (memory, a SQLite read), else a promise. */

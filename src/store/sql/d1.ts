@@ -10,7 +10,7 @@ import { builtInStore, type PetStore, type Store, storeCalls } from '../store.js
 import { type SqliteConnection, sqliteHotPath } from './dialects/sqlite.js'
 import type { HotPath, HotPathTarget } from './hot-path.js'
 import { keyedCreates } from './keyed-sql.js'
-import { sqliteKeysSchema, sqlitePetsTable, sqliteStatusIndex } from './schema-history.js'
+import { sqliteGeneration, sqliteKeysSchema, sqlitePetsTable, sqliteStatusIndex } from './schema-history.js'
 import { petsTable } from './store-options.js'
 
 /**
@@ -110,8 +110,8 @@ function idOf(meta: { last_row_id?: number }): number {
 
 /**
  * A store in a Cloudflare D1 database: pass the Worker's binding. On first
- * use it creates the table of `sqliteStore` (the same SQL: its migrations
- * 0001 and 0002) in one `batch`, which D1 runs as one transaction; each statement is
+ * use it creates the tables of `sqliteStore` (the same SQL: its migrations
+ * 0001 to 0004) in one `batch`, which D1 runs as one transaction; each statement is
  * idempotent, so isolates starting together all succeed. No kysely: D1 has no
  * interactive transactions to run its Migrator in, and a Worker's bundle is a
  * quarter the size without it.
@@ -138,8 +138,13 @@ export function d1Store(db: D1Database, options: D1StoreOptions = {}): PetStore 
   knownOptions('d1Store', options, ['table'])
   // A name as sqliteStore takes it: the two stores share their SQL.
   const target: HotPathTarget = { table: petsTable('d1Store', options.table), schema: undefined }
-  // The schema as sqliteStore's migrations 0001 to 0003 leave it.
-  const schema = [sqlitePetsTable(target), ...sqliteStatusIndex(target), ...sqliteKeysSchema(target)]
+  // The schema as sqliteStore's migrations 0001 to 0004 leave it.
+  const schema = [
+    sqlitePetsTable(target),
+    ...sqliteStatusIndex(target),
+    ...sqliteKeysSchema(target),
+    ...sqliteGeneration(target),
+  ]
   let ready: Promise<HotPath> | undefined
   let closed = false
 

@@ -9,7 +9,7 @@ import { PetstoreError } from '../../shared/petstore-error.js'
 import { MYSQL_ERRORS } from './dialects/mysql.js'
 import { POSTGRES_ERRORS } from './dialects/postgres.js'
 import { SQLITE_ERRORS } from './dialects/sqlite.js'
-import type { DialectErrors } from './hot-path.js'
+import { type DialectErrors, triedAgain } from './hot-path.js'
 
 const DIALECTS: readonly DialectErrors[] = [SQLITE_ERRORS, POSTGRES_ERRORS, MYSQL_ERRORS]
 
@@ -42,6 +42,15 @@ export function isUnavailable(error: unknown, depth = 0): boolean {
   return isUnavailable(cause, depth + 1)
 }
 
+/** Whether `error` is a lock conflict the database rolled back (see `DialectErrors.busy`): safe to try again. */
+export function isBusy(error: unknown): boolean {
+  const code = errorCode(error)
+  return code !== undefined && DIALECTS.some((dialect) => dialect.busy?.(code) === true)
+}
+
+/** `work`, tried again while it fails {@link isBusy}: see `triedAgain`. */
+export const retryingBusy = <T>(work: () => Promise<T>): Promise<T> => triedAgain(work, isBusy)
+
 export function isMigrationRace(error: unknown): boolean {
   const code = errorCode(error)
   return code !== undefined && DIALECTS.some((dialect) => dialect.race(code))
@@ -73,10 +82,16 @@ function errorCode(error: unknown): string | undefined {
   return typeof given.code === 'string' ? given.code : undefined
 }
 
-/** `error`, as a 503 when it says the database cannot be reached. */
-export const mapped = (error: unknown): unknown => (isUnavailable(error) ? PetstoreError.unavailable(error) : error)
+/**
+ * `error`, as a 503 when it says the database cannot be reached, or that it lost a lock conflict
+ * (then with `Retry-After: 1`: the conflict is over in a moment).
+ */
+export function mapped(error: unknown): unknown {
+  if (isUnavailable(error)) return PetstoreError.unavailable(error)
+  return isBusy(error) ? PetstoreError.unavailable(error, 1) : error
+}
 
-/** Rejects with `error`, as a 503 when it says the database cannot be reached. */
+/** Rejects with `error`, as {@link mapped} answers it. */
 export function unavailable(error: unknown): Promise<never> {
   return Promise.reject(mapped(error))
 }

@@ -30,8 +30,16 @@ export { petOfValues }
 /** The pet stored under `id` for `input`: what `create` answers without reading the row back. */
 export const storedPet = (id: number, input: NewPet): Pet => petRecord(id, input)
 
+/** A page of no pets, read in `generation`. */
+const emptyPage = (generation: number | undefined): JsonPage => ({
+  json: '[]',
+  lastId: undefined,
+  more: false,
+  generation,
+})
+
 /** A page of no pets, for a `limit` below 1 (the SQL of a page assumes at least one). */
-export const EMPTY_PAGE: JsonPage = Object.freeze({ json: '[]', lastId: undefined, more: false })
+export const EMPTY_PAGE: JsonPage = Object.freeze(emptyPage(undefined))
 
 /**
  * A SQL store's calls as a dialect serves them on its statements, once the schema exists: the
@@ -73,19 +81,28 @@ const PET_START = '{"id":'
  * Each element begins with `{"id":`, and that text cannot occur inside a JSON
  * string, where every `"` is escaped: so the last `,{"id":` is where the last pet begins.
  */
-function withoutLastPet(json: string): JsonPage {
+function withoutLastPet(json: string, generation: number): JsonPage {
   const cut = json.lastIndexOf(`,${PET_START}`)
   const start = json.lastIndexOf(PET_START, cut) + PET_START.length
   // One literal, of one shape with every other page: a spread made a new shape per page, which kept
   // young objects alive under load. test/request-shape.test.ts holds it.
-  return { json: `${json.slice(0, cut)}]`, lastId: Number(json.slice(start, json.indexOf(',', start))), more: true }
+  return {
+    json: `${json.slice(0, cut)}]`,
+    lastId: Number(json.slice(start, json.indexOf(',', start))),
+    more: true,
+    generation,
+  }
 }
 
-/** The row of a statement that aggregates `limit + 1` pets as JSON text. */
+/**
+ * The row of a statement that aggregates `limit + 1` pets as JSON text, and reads the
+ * generation of the pets table (see `generationTable`) in the same statement: no round trip more.
+ */
 export interface JsonPageRow {
   json: string
   count: number | string | bigint
   last_id: number | string | bigint | null
+  generation: number | string | bigint
 }
 
 /**
@@ -95,21 +112,33 @@ export interface JsonPageRow {
  * second pass over the index; both cost more than the page itself.)
  */
 export function pageOfJson(row: JsonPageRow | undefined, limit: number): JsonPage {
-  return row === undefined ? EMPTY_PAGE : pageOf(row.json, row.count, row.last_id, limit)
+  return row === undefined ? EMPTY_PAGE : pageOf(row.json, row.count, row.last_id, row.generation, limit)
 }
 
-/** A {@link JsonPageRow} read as its values (see `ValuesStatement`): `json`, `count`, `last_id`. */
-export type JsonPageValues = readonly [json: string, count: JsonPageRow['count'], last_id: JsonPageRow['last_id']]
+/** A {@link JsonPageRow} read as its values (see `ValuesStatement`): `json`, `count`, `last_id`, `generation`. */
+export type JsonPageValues = readonly [
+  json: string,
+  count: JsonPageRow['count'],
+  last_id: JsonPageRow['last_id'],
+  generation: JsonPageRow['generation'],
+]
 
 /** The page of a row read as values, as {@link pageOfJson}. */
 export function pageOfJsonValues(values: JsonPageValues | undefined, limit: number): JsonPage {
-  return values === undefined ? EMPTY_PAGE : pageOf(values[0], values[1], values[2], limit)
+  return values === undefined ? EMPTY_PAGE : pageOf(values[0], values[1], values[2], values[3], limit)
 }
 
-function pageOf(json: string, count: JsonPageRow['count'], lastId: JsonPageRow['last_id'], limit: number): JsonPage {
-  if (lastId === null) return EMPTY_PAGE
-  if (Number(count) > limit) return withoutLastPet(json)
-  return { json, lastId: Number(lastId), more: false }
+function pageOf(
+  json: string,
+  count: JsonPageRow['count'],
+  lastId: JsonPageRow['last_id'],
+  read: JsonPageRow['generation'],
+  limit: number,
+): JsonPage {
+  const generation = Number(read)
+  if (lastId === null) return emptyPage(generation)
+  if (Number(count) > limit) return withoutLastPet(json, generation)
+  return { json, lastId: Number(lastId), more: false, generation }
 }
 
 /** Called by the SQL store once the migrations are done, to prepare its statements on its own driver. */
@@ -124,6 +153,15 @@ export type OpenHotPath = (target: HotPathTarget) => Answer<HotPath>
  * on a table must agree on this name, whichever version of the store it runs.
  */
 export const insertLockName = ({ table, schema }: HotPathTarget): string => `petstore:${schema ?? ''}.${table}`
+
+/** MySQL's named locks belong to the server, not a database: the key holds the connection's database too. */
+const MYSQL_LOCK_KEY = "sha1(concat(coalesce(database(), ''), '/', ?))"
+
+/** Takes and lets go of MySQL's insert lock (see {@link insertLockName}), the name as the one parameter. */
+export const MYSQL_LOCK = {
+  take: `select get_lock(${MYSQL_LOCK_KEY}, 10) as got`,
+  release: `select release_lock(${MYSQL_LOCK_KEY})`,
+}
 
 /** `then` of `value`: at once when it is no promise (a SQLite driver's answer), else once it resolves. */
 export function thenAt<T, R>(value: Answer<T>, then: (value: T) => R): Answer<R> {
@@ -148,4 +186,36 @@ export interface DialectErrors {
   lost?(error: { message?: unknown; fatal?: unknown }, code: string | undefined): boolean
   /** Whether `code` is what processes migrating one database at the same moment collide on. */
   race(code: string): boolean
+  /**
+   * Whether `code` is a lock conflict that the database settled by rolling the statement's
+   * transaction back (a deadlock, a lock wait timed out): nothing of it is stored, so it may be
+   * tried again.
+   */
+  busy?(code: string): boolean
+}
+
+/** Tries of {@link triedAgain}, and the first pause before one again: about 10, 20, 40 ms, with jitter. */
+const TRIES = 4
+const PAUSE_MS = 10
+
+/**
+ * `work`, tried again while it fails as `again` says (a lock conflict the database rolled back),
+ * up to 4 times in all, each after a short random pause that lets the other transaction finish.
+ * Its last failure is thrown as it is: `mapped` (database-errors.ts) makes it a 503 with `Retry-After`.
+ *
+ * @example
+ * ```ts
+ * const result = await triedAgain(() => run(insert, values), (error) => MYSQL_ERRORS.busy?.(codeOf(error)) === true)
+ * ```
+ */
+export async function triedAgain<T>(work: () => Promise<T>, again: (error: unknown) => boolean): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await work()
+    } catch (error) {
+      if (attempt >= TRIES || !again(error)) throw error
+      const pause = PAUSE_MS * 2 ** (attempt - 1)
+      await new Promise((resolve) => setTimeout(resolve, pause / 2 + Math.random() * pause))
+    }
+  }
 }

@@ -6,11 +6,13 @@
  *
  * @module
  */
-import { type Kysely, sql, type Transaction } from 'kysely'
+import { CompiledQuery, type Kysely, sql, type Transaction } from 'kysely'
 import type { Pet } from '../../api/schemas.js'
+import { PetstoreError } from '../../shared/petstore-error.js'
+import { insertLockName, MYSQL_LOCK } from './hot-path.js'
 import type { SqlFamily } from './migrations.js'
 import { rowOf } from './pet-columns.js'
-import { keysTable } from './schema-history.js'
+import { generationTable, keysTable } from './schema-history.js'
 
 /** Rows per insert: well within every driver's limit on bound parameters. */
 const CHUNK = 200
@@ -39,32 +41,60 @@ export async function replacePets(
   pets: readonly Pet[],
   claim?: (trx: Transaction<any>) => Promise<boolean>,
 ): Promise<boolean> {
-  const { family, table, schema } = where
-  const name = schema ? `${schema}.${table}` : table
-  const lastId = pets.at(-1)?.id ?? 0
-  const replaced = await db.transaction().execute(async (trx) => {
-    if (claim !== undefined && !(await claim(trx))) return false
-    const target = schema ? trx.withSchema(schema) : trx
-    // No create commits in between: it would take an id the seed is about to hold.
-    if (family === 'postgres') await sql`lock table ${sql.table(name)} in exclusive mode`.execute(trx)
-    // A key names a pet: with the pets gone, a retry must create again.
-    await target.deleteFrom(keysTable({ table, schema }).table).execute()
-    await target.deleteFrom(table).execute()
-    // AUTOINCREMENT never goes below its sqlite_sequence row: gone, it follows max(id) again.
-    if (family === 'sqlite') await sql`delete from sqlite_sequence where name = ${table}`.execute(trx)
-    for (let start = 0; start < pets.length; start += CHUNK) {
-      const rows = pets.slice(start, start + CHUNK).map(rowOf)
-      await target.insertInto(table).values(rows).execute()
+  if (where.family !== 'mysql') return db.transaction().execute((trx) => replaceIn(trx, where, pets, claim))
+  // MySQL moves the counter with DDL, which commits by itself: after the transaction. A create
+  // committed in between would keep the old counter (ids going on from 500, not 101). So the
+  // reset holds the insert lock every create takes (see insertLockName), on one connection,
+  // from before the transaction until the counter is moved. Below the highest id, InnoDB takes max(id) + 1.
+  return db.connection().execute(async (connection) => {
+    const lock = insertLockName(where)
+    const { rows } = await connection.executeQuery<{ got: unknown }>(CompiledQuery.raw(MYSQL_LOCK.take, [lock]))
+    if (Number(rows[0]?.got) !== 1) throw PetstoreError.unavailable(new Error('timed out waiting for the insert lock'))
+    try {
+      const replaced = await connection.transaction().execute((trx) => replaceIn(trx, where, pets, claim))
+      if (replaced) await sql`alter table ${sql.table(qualified(where))} auto_increment = 1`.execute(connection)
+      return replaced
+    } finally {
+      await connection.executeQuery(CompiledQuery.raw(MYSQL_LOCK.release, [lock]))
     }
-    if (family === 'postgres') {
-      const quoted = schema ? `"${schema.replaceAll('"', '""')}"."${table}"` : `"${table}"`
-      await sql`select setval(pg_get_serial_sequence(${quoted}, 'id'), ${Math.max(lastId, 1)}, ${lastId > 0})`.execute(
-        trx,
-      )
-    }
-    return true
   })
-  // DDL, which MySQL commits by itself: after the transaction. Below the highest id, InnoDB takes max(id) + 1.
-  if (replaced && family === 'mysql') await sql`alter table ${sql.table(name)} auto_increment = 1`.execute(db)
-  return replaced
+}
+
+/** `schema.table`, or `table`, as kysely's `sql.table` takes it. */
+const qualified = ({ schema, table }: PetsTable) => (schema ? `${schema}.${table}` : table)
+
+/** The transaction of {@link replacePets}: `false` when `claim` says another process got there first. */
+async function replaceIn(
+  trx: Transaction<any>,
+  where: PetsTable,
+  pets: readonly Pet[],
+  claim: ((trx: Transaction<any>) => Promise<boolean>) | undefined,
+): Promise<boolean> {
+  const { family, table, schema } = where
+  if (claim !== undefined && !(await claim(trx))) return false
+  const target = schema ? trx.withSchema(schema) : trx
+  // No create commits in between: it would take an id the seed is about to hold.
+  if (family === 'postgres') await sql`lock table ${sql.table(qualified(where))} in exclusive mode`.execute(trx)
+  // A key names a pet: with the pets gone, a retry must create again.
+  await target.deleteFrom(keysTable({ table, schema }).table).execute()
+  await target.deleteFrom(table).execute()
+  // AUTOINCREMENT never goes below its sqlite_sequence row: gone, it follows max(id) again.
+  if (family === 'sqlite') await sql`delete from sqlite_sequence where name = ${table}`.execute(trx)
+  for (let start = 0; start < pets.length; start += CHUNK) {
+    const rows = pets.slice(start, start + CHUNK).map(rowOf)
+    await target.insertInto(table).values(rows).execute()
+  }
+  // A new generation: cursors issued before are refused from the commit on (see generationTable).
+  await (schema ? trx.withSchema(schema) : trx)
+    .updateTable(generationTable({ table, schema }).table)
+    .set((eb) => ({ generation: eb('generation', '+', 1) }))
+    .execute()
+  if (family === 'postgres') {
+    const lastId = pets.at(-1)?.id ?? 0
+    const quoted = schema ? `"${schema.replaceAll('"', '""')}"."${table}"` : `"${table}"`
+    await sql`select setval(pg_get_serial_sequence(${quoted}, 'id'), ${Math.max(lastId, 1)}, ${lastId > 0})`.execute(
+      trx,
+    )
+  }
+  return true
 }

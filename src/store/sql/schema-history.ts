@@ -13,6 +13,18 @@ import { type HotPathTarget, qualifiedTable, quoteName } from './hot-path.js'
 /** The SQL text of each migration, by name; they run in the order of their names. */
 export type Migrations = Readonly<Record<string, readonly string[]>>
 
+/**
+ * The table of `target`'s generation, `<table>_reset_gen` beside it: one row, whose number a
+ * reset or a seed adds 1 to in its transaction, and each page reads in its statement. A cursor
+ * is issued in one generation and refused in another (see src/api/cursor.ts). Named after the
+ * pets table, so a namespace's table has its own. Kept in the database, so that every process
+ * on it (`--workers`, replicas) agrees.
+ */
+export const generationTable = ({ table, schema }: HotPathTarget): HotPathTarget => ({
+  table: `${table}_reset_gen`,
+  schema,
+})
+
 // SQLite
 
 /** The index `<table><suffix>`, quoted, in the table's schema where it has one. */
@@ -80,7 +92,17 @@ export const sqliteMigrations = (target: HotPathTarget): Migrations => ({
   '0001_create_pets': sqlitePetsSchema(target),
   '0002_status_index_covers_pages': sqliteStatusIndex(target),
   '0003_idempotency_keys': sqliteKeysSchema(target),
+  '0004_generation': sqliteGeneration(target),
 })
+
+/** Migration 0004: the {@link generationTable} and its one row, each idempotent (D1 runs it on every start). */
+export function sqliteGeneration(target: HotPathTarget): string[] {
+  const table = qualifiedTable(generationTable(target))
+  return [
+    `create table if not exists ${table} (id integer primary key, generation integer not null)`,
+    `insert or ignore into ${table} values (1, 0)`,
+  ]
+}
 
 // PostgreSQL
 
@@ -100,6 +122,10 @@ export function postgresMigrations(target: HotPathTarget): Migrations {
     '0003_idempotency_keys': [
       `create table if not exists ${qualifiedTable(keysTable(target))} ("scope" text not null, "key" text not null, "fingerprint" text not null, "pet_id" bigint not null, "expires_at" bigint not null, primary key ("scope", "key"))`,
       `create index if not exists ${quoteName(`${target.table}${KEYS_EXPIRY}`)} on ${qualifiedTable(keysTable(target))} ("expires_at")`,
+    ],
+    '0004_generation': [
+      `create table if not exists ${qualifiedTable(generationTable(target))} ("id" integer primary key, "generation" bigint not null)`,
+      `insert into ${qualifiedTable(generationTable(target))} ("id", "generation") values (1, 0) on conflict do nothing`,
     ],
   }
 }
@@ -141,6 +167,10 @@ export function mysqlMigrations(target: HotPathTarget): Migrations {
   primary key (scope, \`key\`),
   index ${mysqlName(`${target.table}${KEYS_EXPIRY}`)} (expires_at)
 ) default character set ascii collate ascii_bin`,
+    ],
+    '0004_generation': [
+      `create table if not exists ${mysqlTable(generationTable(target))} (id int not null primary key, generation bigint not null)`,
+      `insert ignore into ${mysqlTable(generationTable(target))} (id, generation) values (1, 0)`,
     ],
   }
 }

@@ -19,7 +19,15 @@ import {
   type StoreCallName,
   storeCalls,
 } from '../store.js'
-import { isMigrationRace, isUnavailable, mappingErrors, unavailable } from './database-errors.js'
+import {
+  isBusy,
+  isMigrationRace,
+  isUnavailable,
+  mapped,
+  mappingErrors,
+  retryingBusy,
+  unavailable,
+} from './database-errors.js'
 import { groupCommit } from './group-commit.js'
 import type { HotPath, HotPathTarget, OpenHotPath } from './hot-path.js'
 import { storedPet } from './hot-path.js'
@@ -102,7 +110,8 @@ export function sqlStore(given: Kysely<any>, options: KyselyStoreOptions, openOw
     if (insertMany === undefined) return statements
     // A constraint or bad data rolled the batch back: its halves are tried again. A lost
     // connection may have committed it: every caller in it gets the 503, as each would alone.
-    const canSplit = (error: unknown) => !isUnavailable(error)
+    // A lock conflict was tried again already (see retryingBusy): halves would only wait longer.
+    const canSplit = (error: unknown) => !isUnavailable(error) && !isBusy(error)
     const insert = groupCommit(insertMany, {
       // Names are at most 255 code points: a batch of 256 stays well under the 1 MiB default.
       sizeOf: (pet) => 64 + pet.name.length * 3,
@@ -131,7 +140,7 @@ export function sqlStore(given: Kysely<any>, options: KyselyStoreOptions, openOw
       await ready
       return await work()
     } catch (error) {
-      throw isUnavailable(error) ? PetstoreError.unavailable(error) : error
+      throw mapped(error)
     }
   }
 
@@ -171,7 +180,8 @@ export function sqlStore(given: Kysely<any>, options: KyselyStoreOptions, openOw
   // Test control (seed, reset): after the migration, where the schema is known.
   const replace = (pets: readonly Pet[]) =>
     run(async () => {
-      await replacePets(db, { family, table, schema: schemaName }, pets)
+      // A reset that lost a deadlock to a create was rolled back whole: it is tried again.
+      await retryingBusy(() => replacePets(db, { family, table, schema: schemaName }, pets))
     })
   const namespaces = sqlNamespaces({
     db,

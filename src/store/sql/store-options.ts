@@ -19,7 +19,7 @@ import {
   shown,
   wholeNumber,
 } from '../../util/option-checks.js'
-import { keysTable } from './schema-history.js'
+import { generationTable, keysTable } from './schema-history.js'
 
 /** The options of `kyselyStore` (see `KyselyStoreOptions`). */
 export const KYSELY_STORE_OPTIONS = ['table', 'migrationTable', 'schema', 'destroyOnClose', 'batchCreates'] as const
@@ -47,6 +47,7 @@ const bytes = (text: string) => utf8.encode(text).length
 export const createdTables = (table: string, migrationTable: string): string[] => [
   table,
   keysTable({ table, schema: undefined }).table,
+  generationTable({ table, schema: undefined }).table,
   migrationTable,
   `${migrationTable}_lock`,
 ]

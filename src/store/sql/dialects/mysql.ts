@@ -24,14 +24,16 @@ import {
   type HotPath,
   type HotPathTarget,
   insertLockName,
+  MYSQL_LOCK,
   type PetRow,
   storedPet,
   toPet,
+  triedAgain,
 } from '../hot-path.js'
 import type { KeyedRow, KeyStatements } from '../keyed-sql.js'
 import { INSERTED_COLUMNS, INSERTED_PARAMETERS, insertedValues, selectedColumns } from '../pet-columns.js'
 import { type DbSystem, describeQuery, inQuerySpan, type QueryDescription } from '../query-spans.js'
-import { keysTable, mysqlTable } from '../schema-history.js'
+import { generationTable, keysTable, mysqlTable } from '../schema-history.js'
 
 /** The server's version, which names MariaDB where it is one (query spans say which). */
 export const VERSION = 'select version() as version'
@@ -84,15 +86,30 @@ export function mysqlHotPath(untracedRun: MysqlRunner, untracedSession: MysqlSes
   const byId = `select ${columns} from ${from} where id = ?`
   // `limit ?` is refused by some servers in prepared statements: the limit is written in, one text per limit
   // (at most 101 of each kind, each prepared once per connection).
-  const page = (byStatus: boolean, limit: number) =>
-    `select ${columns} from ${from} where ${byStatus ? 'status = ? and ' : ''}id > ? order by id limit ${limit}`
+  // A JSON page reads the generation (see generationTable) in its own statement, on each row.
+  const readGeneration = `select generation from ${mysqlTable(generationTable(target))}`
+  const page = (byStatus: boolean, limit: number, generation: boolean) =>
+    `select ${columns}${generation ? `, (${readGeneration}) as generation` : ''} from ${from} where ${byStatus ? 'status = ? and ' : ''}id > ? order by id limit ${limit}`
 
-  async function list({ status, limit, after = 0 }: ListQuery) {
+  async function rows({ status, limit, after = 0 }: ListQuery, generation: boolean) {
     // A limit the handler would never send (it validates 1..100): nothing, rather than SQL from it.
     if (!Number.isSafeInteger(limit) || limit < 1) return []
-    const sql = page(status !== undefined, limit)
-    const rows = (await run(sql, status === undefined ? [after] : [status, after])) as PetRow[]
-    return rows.map(toPet)
+    const sql = page(status !== undefined, limit, generation)
+    return (await run(sql, status === undefined ? [after] : [status, after])) as Array<
+      PetRow & { generation?: unknown }
+    >
+  }
+
+  const list = async (query: ListQuery) => (await rows(query, false)).map(toPet)
+
+  /** The page of `query` and the generation it was read in: with no pet on it, read apart (a page after a cursor). */
+  async function jsonPage(query: ListQuery): Promise<JsonPage> {
+    const found = await rows(oneMore(query), true)
+    let generation = found[0]?.generation
+    // An empty first page needs none: it issues no cursor, and was given none to check.
+    if (generation === undefined && query.after !== undefined)
+      generation = ((await run(readGeneration, [])) as Array<{ generation: unknown }>)[0]?.generation
+    return jsonPageOf(found.map(toPet), query.limit, generation === undefined ? undefined : Number(generation))
   }
 
   /**
@@ -123,14 +140,14 @@ export function mysqlHotPath(untracedRun: MysqlRunner, untracedSession: MysqlSes
   /** Runs `work` on one connection holding the named insert lock, let go after it. */
   function underInsertLock<T>(work: (on: MysqlRunner) => Promise<T>): Promise<T> {
     return session(async (on) => {
-      const [lock] = (await on('select get_lock(sha1(?), 10) as got', [lockName])) as Array<{ got: unknown }>
+      const [lock] = (await on(MYSQL_LOCK.take, [lockName])) as Array<{ got: unknown }>
       if (Number(lock?.got) !== 1) {
         throw PetstoreError.unavailable(new Error('timed out waiting for the insert lock'))
       }
       try {
         return await work(on)
       } finally {
-        await on('select release_lock(sha1(?))', [lockName])
+        await on(MYSQL_LOCK.release, [lockName])
       }
     })
   }
@@ -141,7 +158,10 @@ export function mysqlHotPath(untracedRun: MysqlRunner, untracedSession: MysqlSes
     return underInsertLock(async (on) => {
       // Autocommitted: durable before the lock is let go. An int64 goes to the driver as given.
       const values = pets.flatMap(insertedValues)
-      const { insertId } = (await on(insertText(pets.length), values)) as { insertId: number | string }
+      // A deadlock with another writer (a reset) rolled the insert back: it is tried again, in the lock.
+      const { insertId } = (await triedAgain(() => on(insertText(pets.length), values), lockConflict)) as {
+        insertId: number | string
+      }
       const first = Number(insertId)
       if (ids !== undefined) return pets.map((_, index) => first + index * ids.step)
       // Under the lock no other create of ours runs: the rows from the first id on are this batch's.
@@ -155,22 +175,25 @@ export function mysqlHotPath(untracedRun: MysqlRunner, untracedSession: MysqlSes
    * one, since each key takes its pet's id. A key already there rolls the transaction back.
    */
   async function insertKeyed(rows: readonly KeyedRow[]): Promise<number[]> {
-    return underInsertLock(async (on) => {
-      await on('start transaction', [])
-      try {
-        const ids: number[] = []
-        for (const row of rows) {
-          const { insertId } = (await on(insertText(1), insertedValues(row.pet))) as { insertId: number | string }
-          ids.push(Number(insertId))
-          await on(keySql.insert, [row.scope, row.key, row.fingerprint, insertId, row.expiresAt])
+    return underInsertLock((on) =>
+      // A deadlock with a reset rolled the whole transaction back: it is tried again, in the lock.
+      triedAgain(async () => {
+        await on('start transaction', [])
+        try {
+          const ids: number[] = []
+          for (const row of rows) {
+            const { insertId } = (await on(insertText(1), insertedValues(row.pet))) as { insertId: number | string }
+            ids.push(Number(insertId))
+            await on(keySql.insert, [row.scope, row.key, row.fingerprint, insertId, row.expiresAt])
+          }
+          await on('commit', [])
+          return ids
+        } catch (error) {
+          await on('rollback', []).catch(() => undefined)
+          throw error
         }
-        await on('commit', [])
-        return ids
-      } catch (error) {
-        await on('rollback', []).catch(() => undefined)
-        throw error
-      }
-    })
+      }, lockConflict),
+    )
   }
 
   return {
@@ -182,7 +205,7 @@ export function mysqlHotPath(untracedRun: MysqlRunner, untracedSession: MysqlSes
     list,
     async page(query): Promise<JsonPage> {
       if (!(query.limit >= 1)) return EMPTY_PAGE
-      return jsonPageOf(await list(oneMore(query)), query.limit)
+      return jsonPage(query)
     },
     async create(pet) {
       return storedPet(Number((await insertMany([pet]))[0]), pet)
@@ -248,10 +271,21 @@ const UNAVAILABLE = new Set([
 
 const RACE = new Set(['ER_DUP_ENTRY', 'ER_TABLE_EXISTS_ERROR', 'ER_LOCK_DEADLOCK'])
 
+/**
+ * A deadlock (1213) rolls the whole transaction back. A lock wait past `innodb_lock_wait_timeout`
+ * (1205) rolls back the statement, which for an autocommitted insert is all of it; in a
+ * transaction of ours the error ends it (kysely rolls back).
+ */
+const BUSY = new Set(['ER_LOCK_DEADLOCK', 'ER_LOCK_WAIT_TIMEOUT'])
+
+/** Whether mysql2's `error` is a lock conflict that rolled the statement back. */
+const lockConflict = (error: unknown): boolean => BUSY.has(String((error as { code?: unknown } | null)?.code))
+
 /** What MySQL's errors say, by mysql2's codes. */
 export const MYSQL_ERRORS: DialectErrors = {
   unavailable: (code) => UNAVAILABLE.has(code),
   // mysql2 marks errors that broke the connection as fatal ("Can't add new command when connection is in closed state").
   lost: ({ fatal }, code) => fatal === true && !code?.startsWith('ER_'),
   race: (code) => RACE.has(code),
+  busy: (code) => BUSY.has(code),
 }

@@ -36,7 +36,7 @@ import {
   selectedColumns,
 } from '../pet-columns.js'
 import { describeQuery, inQuerySpan } from '../query-spans.js'
-import { keysTable } from '../schema-history.js'
+import { generationTable, keysTable } from '../schema-history.js'
 
 /** The schema the tables go to when none is given: kysely's Migrator looks in every schema unless told one. */
 export const CURRENT_SCHEMA = 'select current_schema() as schema'
@@ -89,6 +89,7 @@ export function postgresHotPath(query: PostgresRunner, target: HotPathTarget): H
   // int64 columns as decimal text: pg reads int8 as a string anyway, and a pool set up to give numbers would round it.
   const columns = selectedColumns('postgres')
   const lockName = insertLockName(target)
+  const generations = qualifiedTable(generationTable(target))
   const statement = (text: string) => {
     const name = nameOf(text)
     // Traced, each run is a query span (see query-spans.ts); a group-commit batch is one statement, so one span.
@@ -106,8 +107,9 @@ export function postgresHotPath(query: PostgresRunner, target: HotPathTarget): H
   }
   const jsonPage = (byStatus: boolean) => {
     const [after, limit] = byStatus ? ['$2', '$3'] : ['$1', '$2']
+    // The generation in the page's own statement (see generationTable): no round trip more.
     return statement(`select '[' || coalesce(string_agg(pet, ',' order by id), '') || ']' as json,
-        count(*) as count, max(id) as last_id
+        count(*) as count, max(id) as last_id, (select generation from ${generations}) as generation
       from (select id, ${PET_JSON} as pet
         from ${from} where ${where(byStatus, after)} order by id limit ${limit}::int) as page`)
   }
@@ -268,4 +270,6 @@ export const POSTGRES_ERRORS: DialectErrors = {
   unavailable: (code) => UNAVAILABLE.has(code) || /^08[0-9A-Z]{3}$/.test(code),
   lost: ({ message }) => typeof message === 'string' && CONNECTION_LOST.test(message),
   race: (code) => RACE.has(code),
+  // A deadlock or a serialization failure rolls the transaction back.
+  busy: (code) => code === '40P01' || code === '40001',
 }

@@ -32,7 +32,7 @@ import {
   selectedColumns,
   sqlitePetJson,
 } from '../pet-columns.js'
-import { keysTable } from '../schema-history.js'
+import { generationTable, keysTable } from '../schema-history.js'
 
 /** A pet as JSON text, in the API's form: no key for a NULL optional column. */
 const PET_JSON = sqlitePetJson()
@@ -78,11 +78,13 @@ export function sqliteStatements(target: HotPathTarget): SqliteStatements {
   // Rows read int64 columns as text; the JSON pages write the integer itself.
   const page = (byStatus: boolean, limit: number, selected = COLUMNS) =>
     `select ${selected} from ${from} where ${byStatus ? 'status = ? and ' : ''}id > ? order by id limit ${checkedLimit(limit)}`
+  // The generation in the page's own statement (see generationTable): one read, at once.
+  const generation = `(select generation from ${qualifiedTable(generationTable(target))})`
   return {
     byId: `select ${COLUMNS} from ${from} where id = ?`,
     rowPage: (byStatus, limit) => page(byStatus, limit),
     jsonPage: (byStatus, limit) =>
-      `select json_group_array(${PET_JSON}) as json, count(*) as count, max(id) as last_id from (${page(byStatus, limit, STORED_COLUMNS)})`,
+      `select json_group_array(${PET_JSON}) as json, count(*) as count, max(id) as last_id, ${generation} from (${page(byStatus, limit, STORED_COLUMNS)})`,
     insert: `insert into ${from} (${INSERTED_COLUMNS}) values (${INSERTED_PARAMETERS})`,
     ping: `select id from ${from} limit 1`,
   }
