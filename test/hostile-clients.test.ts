@@ -256,6 +256,15 @@ describe('slow and hostile clients', { concurrency: true, timeout: 30_000 }, () 
     }
   })
 
+  test('serve() with a handler of your own: a body it never reads is cut off within the caps', async () => {
+    // Through @whatwg-node/server, whose stream reader destroys a request it stops reading.
+    const server = await serveInProcess(KEY, { handler: () => new Response('ok') })
+    const upload = await uploadChunked(server.port, 2 ** 30, '/anything')
+    assert.equal(upload.answer?.status, 200, JSON.stringify(upload.answer))
+    assert.ok(upload.sent < 64 * 2 ** 20, `cut off after ${(upload.sent / 2 ** 20).toFixed(1)} MiB`)
+    assert.ok(upload.endedAfterMs < 5_000, `over in ${Math.round(upload.endedAfterMs)} ms`)
+  })
+
   test('the binary, with its defaults: a slow loris is cut off after 5 s (its first request), and served meanwhile', async () => {
     const server = await startServer(['--port', '0', '--key', KEY, '--db', 'memory'])
     try {

@@ -84,6 +84,19 @@ const LINGER_BYTES = 8 * 1024 * 1024
 export function lingerThenClose(request: IncomingMessage, socket: Socket): void {
   const timer = setTimeout(() => socket.destroy(), LINGER_MS)
   timer.unref()
+  // Bytes a parser reads with no 'data' to tell (a request destroyed, or dumped by node:http once a
+  // foreign handler's answer went out) count too: the socket's own count is watched.
+  const start = socket.bytesRead
+  const watch = setInterval(() => {
+    if (socket.bytesRead - start > LINGER_BYTES) socket.destroy()
+  }, 5)
+  watch.unref()
+  const stop = () => {
+    clearInterval(watch)
+    clearTimeout(timer)
+    socket.off('close', stop)
+  }
+  socket.once('close', stop)
   if (request.destroyed || request.socket !== socket) {
     // The handler's reader destroyed the request when it stopped reading (@whatwg-node/server's stream does):
     // nothing is left to drain through it, and the connection, whose parser still holds the rest of the body,
@@ -95,10 +108,7 @@ export function lingerThenClose(request: IncomingMessage, socket: Socket): void 
   // Counted as 'data', whether the stream flows or is read below.
   request.on('data', (chunk: Buffer) => {
     drained += chunk.byteLength
-    if (drained > LINGER_BYTES) {
-      clearTimeout(timer)
-      socket.destroy()
-    }
+    if (drained > LINGER_BYTES) socket.destroy()
   })
   // `read()` rather than `resume()`: the handler's stream reader may still hold
   // a 'readable' listener, and while one is attached the stream never flows.
@@ -106,7 +116,7 @@ export function lingerThenClose(request: IncomingMessage, socket: Socket): void 
     while (!request.destroyed && request.read() !== null);
   })
   request.once('end', () => {
-    clearTimeout(timer)
+    stop()
     // If the server began closing while this body drained, its close() has already closed the connections
     // idle at that moment and would wait for this one until the keep-alive timeout (72 s under Fastify).
     const { server } = socket as Socket & { server?: { listening: boolean } }
