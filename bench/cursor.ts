@@ -6,16 +6,18 @@ import { createHmac, randomBytes } from 'node:crypto'
 const CURSOR_SECRET = process.env.PETSTORE_CURSOR_SECRET || randomBytes(32).toString('base64url')
 
 /**
- * `<id>.<first 12 bytes of HMAC-SHA-256(secret, "petstore-cursor-1|<status>|<id>") in base64url>`.
+ * `<id>.<generation>.<first 12 bytes of HMAC-SHA-256(secret,
+ * "petstore-cursor-2|<status>|<generation>|<id>") in base64url>`. The generation is the store's:
+ * 0 until its first reset or seed.
  *
  * @example
  * ```ts
- * encodeCursor(42, 'sold', 'a shared secret') // → '42.' + 16 characters
+ * encodeCursor(42, 'sold', 'a shared secret') // → '42.0.' + 16 characters
  * ```
  */
-export function encodeCursor(lastId: number, status?: string, secret = CURSOR_SECRET): string {
+export function encodeCursor(lastId: number, status?: string, secret = CURSOR_SECRET, generation = 0): string {
   const tag = createHmac('sha256', secret)
-    .update(`petstore-cursor-1|${status ?? ''}|${lastId}`)
+    .update(`petstore-cursor-2|${status ?? ''}|${generation}|${lastId}`)
     .digest()
-  return `${lastId}.${tag.subarray(0, 12).toString('base64url')}`
+  return `${lastId}.${generation}.${tag.subarray(0, 12).toString('base64url')}`
 }

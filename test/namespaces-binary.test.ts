@@ -118,7 +118,11 @@ async function runSuite(server: RunningServer, run: number): Promise<Map<string,
     output += chunk
   })
   const code = await new Promise((resolve) => child.once('exit', resolve))
-  assert.equal(code, 0, `run ${run}: the suite failed:\n${output.slice(-4000)}`)
+  assert.equal(
+    code,
+    0,
+    `run ${run}: the suite failed:\n${output.slice(-4000)}\nserver:\n${server.stderr().slice(-4000)}`,
+  )
   return new Map(readdirSync(out).map((name) => [name, readFileSync(join(out, name), 'utf8')]))
 }
 

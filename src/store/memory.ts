@@ -180,7 +180,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): ResettablePetStor
   return made
 }
 
-/** Namespaces in memory: a store of their own each, in a map of this process. */
+/** Namespaces in memory: a store of their own each, kept in a map. */
 function memoryNamespaces(): NamespaceMaker {
   const stores = new Map<string, ResettablePetStore>()
   return {
