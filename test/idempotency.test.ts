@@ -13,7 +13,6 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, describe, it } from 'node:test'
-import Database from 'better-sqlite3'
 import { Kysely, MysqlDialect, PostgresDialect, SqliteDialect } from 'kysely'
 import mysql from 'mysql2'
 import pg from 'pg'
@@ -22,9 +21,9 @@ import { kyselyStore } from '../src/store/sql/kysely.js'
 import { mysqlStore } from '../src/store/sql/mysql.js'
 import { postgresStore } from '../src/store/sql/postgres.js'
 import { sqliteStore } from '../src/store/sql/sqlite.js'
-import { loadSqliteDriver } from '../src/store/sql/sqlite-drivers.js'
 import { createdTables } from '../src/store/sql/store-options.js'
 import { seed } from '../src/testing.js'
+import { opensHere, sqliteHere } from './helpers/sqlite-here.js'
 import { count, post, runKeyedSuite, servingStore } from './idempotency.suite.js'
 
 const POSTGRES_URL = process.env.PETSTORE_TEST_POSTGRES_URL
@@ -49,21 +48,20 @@ runKeyedSuite('memoryStore', { ...runner, serve: servingStore(() => memoryStore(
 runKeyedSuite('a PetStore of your own', { ...runner, serve: servingStore(() => ({ ...memoryStore() })) })
 // bun:sqlite runs under Bun: test/runtimes.test.ts serves the API there. node:sqlite needs Node ≥ 22.13.
 for (const driver of ['node:sqlite', 'better-sqlite3'] as const) {
-  const loads = await loadSqliteDriver([driver]).then(
-    () => true,
-    () => false,
-  )
-  if (!loads) it(`sqliteStore (${driver})`, { skip: `${driver} does not load on this runtime` }, () => {})
-  else
+  // better-sqlite3 loads on Node 22 and 24 but cannot open a database there (its addon is Node 20's).
+  if (!(await opensHere(driver))) {
+    it(`sqliteStore (${driver})`, { skip: `${driver} cannot open a database on this runtime` }, () => {})
+  } else
     runKeyedSuite(`sqliteStore (${driver})`, {
       ...runner,
       serve: servingStore(() => sqliteStore({ path: freshFile(), driver })),
     })
 }
+const sqlite = await sqliteHere()
 runKeyedSuite('kyselyStore (SQLite)', {
   ...runner,
   serve: servingStore(() => {
-    const db = new Kysely<any>({ dialect: new SqliteDialect({ database: new Database(freshFile()) }) })
+    const db = new Kysely<any>({ dialect: new SqliteDialect({ database: sqlite.open(freshFile()) }) })
     return kyselyStore(db, { table: freshName(), destroyOnClose: true })
   }),
 })
@@ -168,8 +166,11 @@ describe('Idempotency-Key: what only some stores show', () => {
     const again = sqliteStore({ path })
     try {
       await post(createPetstore({ store: again, keys: ['first-key'] }), { name: 'd', categoryId: 1 }, 'd')
-      const db = new Database(path, { readonly: true })
-      const keys = db.prepare('select key from petstore_pets_idem_keys').pluck().all()
+      const db = sqlite.open(path)
+      const keys = db
+        .prepareValues('select key from petstore_pets_idem_keys')
+        .all([])
+        .map(([key]) => key)
       db.close()
       assert.deepEqual(keys, ['d'])
     } finally {

@@ -12,7 +12,6 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, describe, test } from 'node:test'
-import Database from 'better-sqlite3'
 import mysql from 'mysql2/promise'
 import pg from 'pg'
 import { type FetchHandler, memoryStore, type ResettablePetStore } from '../src/index.js'
@@ -22,6 +21,7 @@ import { sqliteStore } from '../src/store/sql/sqlite.js'
 import { namespacedPetstore } from '../src/testing.js'
 import { seededRandom } from '../src/util/prng.js'
 import { assertError, call, KEY } from './helpers/client.js'
+import { sqliteHere } from './helpers/sqlite-here.js'
 
 const POSTGRES_URL = process.env.PETSTORE_TEST_POSTGRES_URL
 const MYSQL_URL = process.env.PETSTORE_TEST_MYSQL_URL
@@ -53,9 +53,9 @@ const PLACES: Place[] = [
     make: () => sqliteStore({ path: join(dir, `pets-${++files}.db`) }),
     tablesQuery: "select name from sqlite_master where type = 'table'",
     rows: async (query) => {
-      const db = new Database(join(dir, `pets-${files}.db`), { readonly: true })
+      const db = (await sqliteHere()).open(join(dir, `pets-${files}.db`))
       try {
-        return db.prepare(query).raw().all() as unknown[][]
+        return db.prepareValues(query).all([]) as unknown[][]
       } finally {
         db.close()
       }
