@@ -256,6 +256,7 @@ const UNAVAILABLE = new Set([
 const RACE = new Set([
   '23505', // unique violation (a concurrent `create … if not exists` on the catalog)
   '42P06', // duplicate schema
+  '3F000', // a schema dropped by another session while kysely's introspection listed every table
   '42P07', // duplicate table
   '40P01', // deadlock
 ])
