@@ -256,7 +256,10 @@ const UNAVAILABLE = new Set([
 const RACE = new Set([
   '23505', // unique violation (a concurrent `create … if not exists` on the catalog)
   '42P06', // duplicate schema
-  '3F000', // a schema dropped by another session while kysely's introspection listed every table
+  // kysely's introspection lists every table of the database: a schema or a table another session
+  // drops meanwhile fails it (a schema of tests, dropped beside a store's first migration).
+  '3F000', // the schema does not exist
+  '42P01', // the table does not exist
   '42P07', // duplicate table
   '40P01', // deadlock
 ])
