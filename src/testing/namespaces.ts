@@ -6,6 +6,7 @@
  * @module
  */
 import { createPetstore, type FetchHandler, type PetstoreOptions } from '../create-petstore.js'
+import { withRoutes } from '../for-binary.js'
 import { normalizeBasePath } from '../http/base-path.js'
 import { isApiEngine } from '../http/engine.js'
 import { type Engine, engineOf } from '../http/exchange.js'
@@ -146,19 +147,14 @@ export function namespacedPetstore(options: NamespacedPetstoreOptions): FetchHan
       faults === undefined
         ? api
         : withFaults(api, { ...faults, seed: name === undefined ? seed : namespaceSeed(seed, name) })
-    if (!journal) return withRoutesOf(faulty, [resetRoute(store, prefix)])
+    if (!journal) return withRoutes(faulty, [resetRoute(store, prefix)])
     const own =
       journal instanceof Journal
         ? name === undefined
           ? journal
           : new Journal({ size: journal.size, bodyBytes: journal.bodyBytes })
         : new Journal(journal === true ? {} : journal)
-    return withJournal(withRoutesOf(faulty, [resetRoute(store, prefix, () => own.clear())]), own, { prefix })
+    return withJournal(withRoutes(faulty, [resetRoute(store, prefix, () => own.clear())]), own, { prefix })
   }
   return withNamespaces(make(options.store, ''), options.store, make, max)
-}
-
-/** `handler` of `createPetstore` serving `routes` too. */
-function withRoutesOf(handler: FetchHandler, routes: readonly Route[]): FetchHandler {
-  return toFetchHandler(apiEngineOf('namespacedPetstore', handler).withRoutes(routes))
 }
