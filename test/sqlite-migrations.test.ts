@@ -14,6 +14,7 @@ import { after, describe, it } from 'node:test'
 import { Kysely, type Migration, Migrator, SqliteDialect } from 'kysely'
 import { createPetstore } from '../src/index.js'
 import { sqliteStatements } from '../src/store/sql/dialects/sqlite.js'
+import { kyselyStore } from '../src/store/sql/kysely.js'
 import { migrations } from '../src/store/sql/migrations.js'
 import { sqliteGeneration } from '../src/store/sql/schema-history.js'
 import { sqliteStore } from '../src/store/sql/sqlite.js'
@@ -111,6 +112,40 @@ describe('sqliteStore migrations', () => {
     } finally {
       database.close()
     }
+  })
+
+  it('a file whose schema is current opens with one read of the migration table, not the catalog', async () => {
+    const { open } = await loadSqliteDriver()
+    const path = join(dir, 'current.db')
+    /** A store on `path` through kysely, with each statement it runs up to its first answer. */
+    const firstUse = async () => {
+      const statements: string[] = []
+      const db = new Kysely<any>({
+        dialect: new SqliteDialect({ database: open(path) }),
+        log: (event) => void statements.push(event.query.sql),
+      })
+      const store = kyselyStore(db, { destroyOnClose: true })
+      try {
+        return { got: await store.get(1), statements }
+      } finally {
+        await store.close?.()
+      }
+    }
+    const first = await firstUse()
+    assert.equal(first.got, undefined)
+    assert.ok(
+      first.statements.some((statement) => statement.includes('sqlite_master')),
+      first.statements.join('\n'),
+    )
+    const second = await firstUse()
+    assert.equal(second.statements.length, 2, second.statements.join('\n'))
+    assert.match(second.statements[0]!, /^select "name" from "petstore_migration"$/)
+
+    // A step this version does not know (a newer one ran): refused, as kysely's Migrator refuses it.
+    const database = open(path)
+    database.prepare(`insert into petstore_migration (name, timestamp) values ('9999_future', 'now')`).run([])
+    database.close()
+    await assert.rejects(firstUse(), /9999_future/)
   })
 
   it('a new file has that index alone', async () => {

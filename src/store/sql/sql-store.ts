@@ -81,19 +81,22 @@ export function sqlStore(given: Kysely<any>, options: KyselyStoreOptions, openOw
     const { schema } = target
     schemaName = schema
     system = target.system ?? system
-    const migrator = new Migrator({
-      db,
-      provider: { getMigrations: async () => migrations(table, family, schema) },
-      migrationTableName: migrationTable,
-      migrationLockTableName: `${migrationTable}_lock`,
-      migrationTableSchema: schema,
-    })
-    // Processes starting together on one database can collide (see isMigrationRace); the loser retries.
-    for (let attempt = 1; ; attempt++) {
-      const { error } = await migrator.migrateToLatest()
-      if (!error) break
-      if (attempt >= 8 || !isMigrationRace(error)) throw error
-      await new Promise((resolve) => setTimeout(resolve, 20 * attempt + Math.random() * 20))
+    const steps = migrations(table, family, schema)
+    if (!(await migrated(schema, Object.keys(steps)))) {
+      const migrator = new Migrator({
+        db,
+        provider: { getMigrations: async () => steps },
+        migrationTableName: migrationTable,
+        migrationLockTableName: `${migrationTable}_lock`,
+        migrationTableSchema: schema,
+      })
+      // Processes starting together on one database can collide (see isMigrationRace); the loser retries.
+      for (let attempt = 1; ; attempt++) {
+        const { error } = await migrator.migrateToLatest()
+        if (!error) break
+        if (attempt >= 8 || !isMigrationRace(error)) throw error
+        await new Promise((resolve) => setTimeout(resolve, 20 * attempt + Math.random() * 20))
+      }
     }
     viaKysely = throughKysely(db, family, target)
     // Prepared only now: the statements name a table that exists from here on.
@@ -126,6 +129,26 @@ export function sqlStore(given: Kysely<any>, options: KyselyStoreOptions, openOw
       ...statements,
       create: async (pet) => storedPet(await insert(pet), pet),
       keys: { ...keys, insert: insertKeyed },
+    }
+  }
+
+  /**
+   * Whether the migration table records every step already. The Migrator reads the database's
+   * catalog three times before it finds nothing to do, slowly where the database holds many
+   * tables; a schema that is current costs this one read instead. Anything else (no table yet,
+   * a step missing) is left to the Migrator.
+   */
+  async function migrated(schema: string | undefined, names: readonly string[]): Promise<boolean> {
+    try {
+      const rows = await (schema === undefined ? db : db.withSchema(schema))
+        .selectFrom(migrationTable)
+        .select('name')
+        .execute()
+      // Steps recorded that this version does not know (a newer one ran): the Migrator refuses them.
+      const done = new Set(rows.map((row) => row.name))
+      return done.size === names.length && names.every((name) => done.has(name))
+    } catch {
+      return false
     }
   }
 
