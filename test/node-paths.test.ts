@@ -4,9 +4,13 @@
  * `Request`/`Response` in between), and any other fetch handler, which goes
  * through `@whatwg-node/server`. Both must give every answer of DESIGN §2.
  */
-import { serve } from '../adapters/node/index.js'
+import assert from 'node:assert/strict'
+import { createServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { describe, it } from 'node:test'
+import { serve, toNodeListener } from '../adapters/node/index.js'
 import type { FetchHandler } from '../src/index.js'
-import { memoryStore } from '../src/index.js'
+import { createPetstore, memoryStore } from '../src/index.js'
 import { runApiSuite, type Transport } from './api.suite.js'
 import { remote } from './helpers/http-checks.js'
 
@@ -29,3 +33,34 @@ runApiSuite(
   () => memoryStore(),
   overNode((handler) => (request) => handler(request)),
 )
+
+// Under toNodeListener a middleware may run first: the headers it sets are what the API reads.
+describe('toNodeListener after a middleware that sets headers', () => {
+  it('reads the headers as the middleware left them', async () => {
+    const listener = toNodeListener(createPetstore({ store: memoryStore(), keys: ['inner-key'] }))
+    const server = createServer((request, response) => {
+      // As a gateway does: the client's own credential swapped for the one the API knows.
+      if (request.headers.authorization === 'Bearer outer-key') request.headers.authorization = 'Bearer inner-key'
+      request.headers['idempotency-key'] = 'set-by-middleware'
+      listener(request, response)
+    })
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+    try {
+      const { port } = server.address() as AddressInfo
+      const create = () =>
+        fetch(`http://127.0.0.1:${port}/v1/pets`, {
+          method: 'POST',
+          headers: { authorization: 'Bearer outer-key', 'content-type': 'application/json' },
+          body: '{"name":"Rex","categoryId":1}',
+        })
+      const first = await create()
+      assert.equal(first.status, 201, await first.clone().text())
+      const again = await create()
+      assert.equal(again.headers.get('idempotent-replayed'), 'true')
+      assert.deepEqual(await again.json(), await first.json())
+    } finally {
+      server.closeAllConnections()
+      await new Promise((resolve) => server.close(resolve))
+    }
+  })
+})

@@ -124,6 +124,29 @@ function edgeCases(target: string, port: () => number, healthz: boolean): void {
       assert.equal(one.status, 200)
     })
 
+    test('header names in any case are read, and a field given twice is read as Node joins it', async () => {
+      const body = '{"name":"Rex","categoryId":1}'
+      const post = (headers: string) =>
+        exchange(port(), `POST /v1/pets HTTP/1.1\r\n${headers}Content-Length: ${body.length}\r\n\r\n${body}`)
+      const key = `case-${Math.random().toString(36).slice(2)}`
+      const first = await post(
+        `HOST: x\r\nAUTHORIZATION: Bearer ${KEY}\r\ncontent-TYPE: application/json\r\nIDEMPOTENCY-KEY: ${key}\r\n`,
+      )
+      assert.equal(first.status, 201, JSON.stringify(first))
+      assert.equal(first.headers['idempotent-replayed'], undefined)
+      const again = await post(
+        `Host: x\r\nAuthorization: Bearer ${KEY}\r\nContent-Type: application/json\r\nIdempotency-Key: ${key}\r\n`,
+      )
+      assert.equal(again.status, 201)
+      assert.equal(again.headers['idempotent-replayed'], 'true')
+      assert.deepEqual(again.body, first.body)
+      const twice = await post(
+        `Host: x\r\nAuthorization: Bearer ${KEY}\r\nContent-Type: application/json\r\nIdempotency-Key: a\r\nidempotency-key: a\r\n`,
+      )
+      assert.equal(twice.status, 400)
+      assert.equal((twice.body as { code: string }).code, 'invalid_idempotency_key')
+    })
+
     test('Expect other than 100-continue: 417 expectation_failed', async () => {
       const answer = await exchange(
         port(),

@@ -316,7 +316,8 @@ describe('shutdown', { concurrency: true, timeout: 30_000 }, () => {
     const closing = performance.now()
     await running.close()
     const took = performance.now() - closing
-    assert.ok(took >= 290 && took < 600, `close() took ${Math.round(took)} ms`)
+    // Far below what would end it otherwise (the request's 30 s timeout), with room for a loaded machine.
+    assert.ok(took >= 290 && took < 2_500, `close() took ${Math.round(took)} ms`)
     await assert.rejects(hanging.answer, 'the hanging request gets no answer: its connection is cut')
   })
 })
