@@ -9,6 +9,7 @@ import { fixedAnswer } from '../http/errors.js'
 import type { ApiAnswer, ApiRequest } from '../http/exchange.js'
 import { PetstoreError } from '../shared/petstore-error.js'
 import { shown } from '../util/option-checks.js'
+import { sha256Of } from '../util/sha256.js'
 
 /** Decides whether a bearer token is a valid key. */
 export type KeyCheck = (token: string, request: Request) => boolean | Promise<boolean>
@@ -19,9 +20,6 @@ const BEARER = /^bearer +(\S+) *$/i
 /** A key given by its digest rather than in clear. The prefix is case-insensitive, so `SHA256:…` is no clear key either. */
 const DIGEST_PREFIX = /^sha256:/i
 const DIGEST = /^sha256:[0-9a-f]{64}$/i
-
-const encoder = new TextEncoder()
-const digest = async (text: string) => new Uint8Array(await crypto.subtle.digest('SHA-256', encoder.encode(text)))
 
 /** The 32 bytes written as 64 hex digits after `sha256:`. */
 function fromHex(entry: string): Uint8Array {
@@ -161,7 +159,7 @@ export function createAuthenticator(
     isKey =
       hashed.length === 0
         ? (token) => matchesClear(token, clear)
-        : async (token) => matchesDigest(await digest(token), hashed) || matchesClear(token, clear)
+        : (token) => matchesDigest(sha256Of(token), hashed) || matchesClear(token, clear)
   }
   // RFC 6750 §3.1: name the error only when a token was actually presented.
   const missing = fixedAnswer(

@@ -6,6 +6,7 @@
  * @module
  */
 import { ErrorAnswer } from '../http/errors.js'
+import { sha256Hex } from '../util/sha256.js'
 
 /** The request header, as the API reads it (lower case), and the marker of a replayed answer. */
 export const IDEMPOTENCY_KEY = 'idempotency-key'
@@ -64,22 +65,13 @@ export function idempotencyKeyOf(header: string): string | ErrorAnswer {
   return refused('is a string without its closing quote')
 }
 
-const encoder = new TextEncoder()
-
-async function sha256Hex(text: string): Promise<string> {
-  const digest = new Uint8Array(await crypto.subtle.digest('SHA-256', encoder.encode(text)))
-  let hex = ''
-  for (const byte of digest) hex += byte.toString(16).padStart(2, '0')
-  return hex
-}
-
 /**
  * The label keys are scoped to: the first 128 bits of the SHA-256 of the bearer token. The store
  * keeps this, never the API key, and two API keys never share it in practice.
  */
-export async function scopeOf(authorization: string | null): Promise<string> {
+export function scopeOf(authorization: string | null): string {
   const token = /^bearer +(\S+) *$/i.exec(authorization ?? '')?.[1] ?? ''
-  return (await sha256Hex(token)).slice(0, 32)
+  return sha256Hex(token).slice(0, 32)
 }
 
 /**
@@ -99,4 +91,4 @@ export function canonicalJson(value: unknown): string {
 }
 
 /** The payload's fingerprint: the SHA-256 of its canonical JSON, in hex. */
-export const fingerprintOf = (body: unknown): Promise<string> => sha256Hex(canonicalJson(body))
+export const fingerprintOf = (body: unknown): string => sha256Hex(canonicalJson(body))

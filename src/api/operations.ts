@@ -116,8 +116,9 @@ async function createKeyedFrom(
 ): Promise<ApiAnswer> {
   const pet = newPetOf(body)
   if (pet instanceof ErrorAnswer) return pet
-  const [scope, fingerprint] = await Promise.all([scopeOf(request.header('authorization')), fingerprintOf(body)])
+  const scope = scopeOf(request.header('authorization'))
   const now = Date.now()
+  const fingerprint = fingerprintOf(body)
   const create = { pet, scope, key, fingerprint, now, expiresAt: now + idempotency.ttlMs, waitMs: idempotency.waitMs }
   return keyedAnswer(await store.createKeyed(create, request.signal), basePath)
 }

@@ -8,6 +8,7 @@
  */
 import type { Kysely, Transaction } from 'kysely'
 import type { Pet } from '../../api/schemas.js'
+import { sha256Hex } from '../../util/sha256.js'
 import { type NamespaceMaker, type ResettablePetStore, testControlOf } from '../store.js'
 import type { SqlFamily } from './migrations.js'
 import { replacePets } from './replace-pets.js'
@@ -33,21 +34,14 @@ export interface SqlNamespacesParts {
   make(tables: NamespaceTables): ResettablePetStore
 }
 
-/** The first `length` hex digits of the SHA-256 of `text`: short table names, for any name, in any case. */
-async function hexDigest(text: string, length: number): Promise<string> {
-  const digest = await crypto.subtle.digest('SHA-256', new TextEncoder().encode(text))
-  return Array.from(new Uint8Array(digest), (byte) => byte.toString(16).padStart(2, '0'))
-    .join('')
-    .slice(0, length)
-}
-
 /**
  * The tables of namespace `name`. A name is up to 64 characters, and SQLite and MySQL fold the case
  * of some names, so the table is named by a digest: `petstore_ns_<16 hex>`, 28 characters, whatever
  * the parent's table (whose name is in the digest) is called.
  */
-export async function namespaceTables(parent: string, name: string): Promise<NamespaceTables> {
-  const table = `petstore_ns_${await hexDigest(`${parent}\u0000${name}`, 16)}`
+export function namespaceTables(parent: string, name: string): NamespaceTables {
+  // The first 64 bits of a digest: short table names, for any name, in any case.
+  const table = `petstore_ns_${sha256Hex(`${parent}\u0000${name}`).slice(0, 16)}`
   return { table, migrationTable: `${table}_migration` }
 }
 
@@ -66,7 +60,8 @@ export function sqlNamespaces(parts: SqlNamespacesParts): NamespaceMaker {
   /** The table of names, made on first use: `petstore_namespaces`, or named after a table of another name. */
   async function namesTable(): Promise<string> {
     await parts.ready()
-    const name = table === 'petstore_pets' ? 'petstore_namespaces' : `petstore_namespaces_${await hexDigest(table, 12)}`
+    const name =
+      table === 'petstore_pets' ? 'petstore_namespaces' : `petstore_namespaces_${sha256Hex(table).slice(0, 12)}`
     await inSchema()
       .schema.createTable(name)
       .ifNotExists()
@@ -123,7 +118,7 @@ export function sqlNamespaces(parts: SqlNamespacesParts): NamespaceMaker {
       await known.close?.()
     }
     if (!live && (await count()) >= max) return undefined
-    const tables = await namespaceTables(table, name)
+    const tables = namespaceTables(table, name)
     const store = parts.make(tables)
     // The migration makes the namespace's tables; then it is recorded and seeded in one transaction.
     await store.ping?.()
@@ -151,7 +146,7 @@ export function sqlNamespaces(parts: SqlNamespacesParts): NamespaceMaker {
         .deleteFrom(await registry())
         .where('name', '=', name)
         .execute()
-      const tables = await namespaceTables(table, name)
+      const tables = namespaceTables(table, name)
       for (const created of createdTables(tables.table, tables.migrationTable)) {
         await inSchema().schema.dropTable(created).ifExists().execute()
       }
