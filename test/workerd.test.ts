@@ -25,7 +25,7 @@ import Database from 'better-sqlite3'
 import { Kysely, SqliteDialect } from 'kysely'
 import { cursorCodec } from '../src/api/cursor.js'
 import type { FetchHandler } from '../src/index.js'
-import { sqlitePetsSchema } from '../src/store/sql/schema-history.js'
+import { sqliteMigrations, sqlitePetsSchema } from '../src/store/sql/schema-history.js'
 import { sqliteStore } from '../src/store/sql/sqlite.js'
 import { loadSqliteDriver } from '../src/store/sql/sqlite-drivers.js'
 import { STORE_CONFORMANCE_TESTS } from '../src/testing.js'
@@ -270,6 +270,18 @@ describe(`d1Store inside workerd${version}`, { skip, timeout: 60_000 }, () => {
       assert.equal(outcome.outcome, 'pass', outcome.error)
     })
   }
+
+  it('tables an earlier d1Store made keep their pets and get their migrations recorded; two stores migrate at once', async () => {
+    const answer = (await (await fetchWorker(running!, 'conformance', '/upgrade')).json()) as Record<string, unknown>
+    const steps = Object.keys(sqliteMigrations({ table: 'x', schema: undefined }))
+    assert.deepEqual(answer, {
+      kept: { id: 1, name: 'Rex', categoryId: 1 },
+      created: { id: 2, name: 'Tom', categoryId: 2 },
+      old: steps,
+      together: steps,
+      ids: [1, 2],
+    })
+  })
 
   it('the tables and their indexes are those of sqliteStore', async () => {
     const d1 = await (await fetchWorker(running!, 'conformance', '/schema')).json()

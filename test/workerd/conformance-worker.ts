@@ -6,11 +6,13 @@
  * and `it` collect, a request runs them one after another. `/schema`
  * answers the tables the migrations made, to compare with `sqliteStore`'s. `/keyed/N/TTL/v1/…`
  * is the API on `d1Store` table `keyed_N`, keys kept TTL ms, `Prefer: fault=…` honoured: the
- * Idempotency-Key suite (test/idempotency.suite.ts) runs over it.
+ * Idempotency-Key suite (test/idempotency.suite.ts) runs over it. `/upgrade` opens tables as an
+ * earlier d1Store left them (no record of their migrations), and two stores migrating at once.
  */
 import { createPetstore, type FetchHandler } from 'petstore-server'
 import { type ConformanceRunner, storeConformance, withFaults } from 'petstore-server/testing'
 import { type D1Database, d1Store } from '../../src/store/sql/d1.js'
+import { sqliteMigrations } from '../../src/store/sql/schema-history.js'
 
 /** One test's outcome, as test/workerd.test.ts reads it. */
 export interface WorkerTestResult {
@@ -76,6 +78,38 @@ async function schema(db: D1Database): Promise<unknown[]> {
   return (await db.prepare(query).all()).results
 }
 
+/** The migrations recorded for `table`. */
+async function recorded(db: D1Database, table: string): Promise<string[]> {
+  const { results } = await db.prepare(`select name from ${table}_migration order by name`).all<{ name: string }>()
+  return results.map((row) => row.name)
+}
+
+/**
+ * Tables an earlier d1Store made (every statement of the migrations, and no record of them) with a
+ * pet in them, then a store on them; and two stores on new tables, migrating at once.
+ */
+async function upgrade(db: D1Database): Promise<unknown> {
+  const statements = Object.values(sqliteMigrations({ table: 'old_pets', schema: undefined })).flat()
+  await db.batch(statements.map((statement) => db.prepare(statement)))
+  await db.prepare(`insert into old_pets (name, category_id) values ('Rex', 1)`).run()
+  const old = d1Store(db, { table: 'old_pets' })
+  const kept = await old.get(1)
+  const created = await old.create({ name: 'Tom', categoryId: 2 })
+  const [first, second] = [d1Store(db, { table: 'together' }), d1Store(db, { table: 'together' })]
+  await Promise.all([first.ping?.(), second.ping?.()])
+  const both = await Promise.all([
+    first.create({ name: 'A', categoryId: 1 }),
+    second.create({ name: 'B', categoryId: 1 }),
+  ])
+  return {
+    kept,
+    created,
+    old: await recorded(db, 'old_pets'),
+    together: await recorded(db, 'together'),
+    ids: both.map((pet) => pet.id).sort(),
+  }
+}
+
 /** The keyed handlers, by `N/TTL`: one per table, made on its first request. */
 const keyed = new Map<string, FetchHandler>()
 
@@ -99,8 +133,9 @@ export default {
     const { pathname } = new URL(request.url)
     const keyedPath = /^\/keyed\/(\d+)\/(\d+)\//.exec(pathname)
     if (keyedPath) return keyedHandler(env.DB, keyedPath[1] as string, keyedPath[2] as string)(request)
-    // `/schema`: what the migrations made; anything else: the conformance suite.
+    // `/schema`: what the migrations made; `/upgrade`: see upgrade(); anything else: the conformance suite.
     if (pathname === '/schema') return Response.json(await schema(env.DB))
+    if (pathname === '/upgrade') return Response.json(await upgrade(env.DB))
     return Response.json(await collect(env.DB)())
   },
 }

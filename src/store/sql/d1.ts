@@ -8,10 +8,10 @@ import { PetstoreError } from '../../shared/petstore-error.js'
 import { knownOptions, optionsObject } from '../../util/option-checks.js'
 import { builtInStore, type PetStore, type Store, storeCalls } from '../store.js'
 import { type SqliteConnection, sqliteHotPath } from './dialects/sqlite.js'
-import type { HotPath, HotPathTarget } from './hot-path.js'
+import { type HotPath, type HotPathTarget, quoteName } from './hot-path.js'
 import { keyedCreates } from './keyed-sql.js'
-import { sqliteGeneration, sqliteKeysSchema, sqlitePetsTable, sqliteStatusIndex } from './schema-history.js'
-import { petsTable } from './store-options.js'
+import { sqliteMigrations } from './schema-history.js'
+import { migrationTableOf, petsTable } from './store-options.js'
 
 /**
  * The few members of a D1 prepared statement this store uses: declared here
@@ -109,10 +109,45 @@ function idOf(meta: { last_row_id?: number }): number {
 }
 
 /**
+ * Runs the steps of `sqliteStore`'s migrations that `migrationTable` does not record, each with its
+ * record, in one `batch` (one transaction in D1). The record is kysely's, as `sqliteStore` keeps it.
+ * Isolates starting together may both run a step: the second batch then fails whole, and a second
+ * look finds every step recorded.
+ */
+async function migrate(db: D1Database, target: HotPathTarget, migrationTable: string): Promise<void> {
+  const records = quoteName(migrationTable)
+  const pending = async () => {
+    await db
+      .prepare(
+        `create table if not exists ${records} ("name" varchar(255) not null primary key, "timestamp" varchar(255) not null)`,
+      )
+      .run()
+    const { results } = await db.prepare(`select "name" from ${records}`).all<{ name: string }>()
+    const done = new Set(results.map((row) => row.name))
+    return Object.entries(sqliteMigrations(target)).filter(([name]) => !done.has(name))
+  }
+  const run = (steps: Array<[string, readonly string[]]>) => {
+    const now = new Date().toISOString()
+    return db.batch(
+      steps.flatMap(([name, statements]) => [
+        ...statements.map((statement) => db.prepare(statement)),
+        db.prepare(`insert or ignore into ${records} ("name", "timestamp") values (?, ?)`).bind(name, now),
+      ]),
+    )
+  }
+  const steps = await pending()
+  if (steps.length === 0) return
+  try {
+    await run(steps)
+  } catch (error) {
+    if ((await pending()).length > 0) throw error
+  }
+}
+
+/**
  * A store in a Cloudflare D1 database: pass the Worker's binding. On first
- * use it creates the tables of `sqliteStore` (the same SQL: its migrations
- * 0001 to 0004) in one `batch`, which D1 runs as one transaction; each statement is
- * idempotent, so isolates starting together all succeed. No kysely: D1 has no
+ * use it creates the tables of `sqliteStore`, by the same migrations, each
+ * step recorded as `sqliteStore` records it. No kysely: D1 has no
  * interactive transactions to run its Migrator in, and a Worker's bundle is a
  * quarter the size without it.
  *
@@ -136,22 +171,16 @@ export function d1Store(db: D1Database, options: D1StoreOptions = {}): PetStore 
   }
   optionsObject('d1Store', 'options', options, "{ table: 'pets' }")
   knownOptions('d1Store', options, ['table'])
-  // A name as sqliteStore takes it: the two stores share their SQL.
+  // A name as sqliteStore takes it: the two stores share their SQL. No lock table: D1 runs one batch at a time.
   const target: HotPathTarget = { table: petsTable('d1Store', options.table), schema: undefined }
-  // The schema as sqliteStore's migrations 0001 to 0004 leave it.
-  const schema = [
-    sqlitePetsTable(target),
-    ...sqliteStatusIndex(target),
-    ...sqliteKeysSchema(target),
-    ...sqliteGeneration(target),
-  ]
+  const migrationTable = migrationTableOf(target.table)
   let ready: Promise<HotPath> | undefined
   let closed = false
 
   /** The hot path once the schema exists; a failure is forgotten, so the next call tries again. */
   function open(): Promise<HotPath> {
     if (closed) return Promise.reject(new Error('d1Store: the store is closed'))
-    ready ??= db.batch(schema.map((statement) => db.prepare(statement))).then(
+    ready ??= migrate(db, target, migrationTable).then(
       () => sqliteHotPath(d1Connection(db), target),
       (error) => {
         ready = undefined

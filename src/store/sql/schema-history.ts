@@ -32,11 +32,6 @@ function indexName({ table, schema }: HotPathTarget, suffix: string): string {
   return `${schema === undefined ? '' : `${quoteName(schema)}.`}${quoteName(`${table}${suffix}`)}`
 }
 
-/** The pets table of migration 0001, alone. SQLite's AUTOINCREMENT never hands out an id again. */
-export function sqlitePetsTable(target: HotPathTarget): string {
-  return `create table if not exists ${qualifiedTable(target)} ("id" integer primary key autoincrement, "name" text not null, "category_id" bigint not null, "status" varchar(16))`
-}
-
 /**
  * Migration 0001: the pets table and its index, each idempotent (`if not exists`). The text is
  * what kysely's schema builder wrote before it moved here, so a database made then and one made
@@ -44,7 +39,8 @@ export function sqlitePetsTable(target: HotPathTarget): string {
  */
 export function sqlitePetsSchema(target: HotPathTarget): string[] {
   return [
-    sqlitePetsTable(target),
+    // SQLite's AUTOINCREMENT never hands out an id again.
+    `create table if not exists ${qualifiedTable(target)} ("id" integer primary key autoincrement, "name" text not null, "category_id" bigint not null, "status" varchar(16))`,
     `create index if not exists ${indexName(target, '_status_id')} on ${quoteName(target.table)} ("status", "id")`,
   ]
 }
@@ -54,9 +50,7 @@ export function sqlitePetsSchema(target: HotPathTarget): string[] {
  * `(status, id)`, so each pet of a page was then looked up in the table by its id; this one
  * holds the page's other columns too (`name`, `category_id`), and a page of 100 `sold` pets
  * read no row of the table. Its name is as long as the
- * old one's, so the bound on a table's name stays. Idempotent, and a no-op once done, so the D1
- * store runs it on every start, after 0001's table (not 0001's index, which it would build
- * only for this to drop).
+ * old one's, so the bound on a table's name stays.
  */
 export function sqliteStatusIndex(target: HotPathTarget): string[] {
   return [
@@ -95,7 +89,7 @@ export const sqliteMigrations = (target: HotPathTarget): Migrations => ({
   '0004_generation': sqliteGeneration(target),
 })
 
-/** Migration 0004: the {@link generationTable} and its one row, each idempotent (D1 runs it on every start). */
+/** Migration 0004: the {@link generationTable} and its one row, each idempotent. */
 export function sqliteGeneration(target: HotPathTarget): string[] {
   const table = qualifiedTable(generationTable(target))
   return [

@@ -52,6 +52,13 @@ export const createdTables = (table: string, migrationTable: string): string[] =
   `${migrationTable}_lock`,
 ]
 
+/**
+ * The table that records the migrations of pets table `table`, unless one is named. Migrations
+ * recorded for one pets table must not pass for another: each gets its own record.
+ */
+export const migrationTableOf = (table: string): string =>
+  table === 'petstore_pets' ? 'petstore_migration' : `${table}_migration`
+
 /** The names a SQL store's tables go by, checked. */
 export interface StoreNames {
   table: string
@@ -106,8 +113,7 @@ export function storeNames(
   const table = tableName(owner, 'table', options.table) ?? 'petstore_pets'
   const given = tableName(owner, 'migrationTable', options.migrationTable)
   const schema = optionalString(owner, 'schema', options.schema)
-  // Migrations recorded for one pets table must not pass for another: each gets its own record.
-  const migrationTable = given ?? (table === 'petstore_pets' ? 'petstore_migration' : `${table}_migration`)
+  const migrationTable = given ?? migrationTableOf(table)
   // The longest name first, so that the limit told is the one that holds.
   if (given === undefined) {
     const why = `its migration lock table, <table>_migration_lock, ${KEPT} (or name a shorter migrationTable)`
