@@ -6,7 +6,7 @@
  * @module
  */
 
-import { isApiEngine } from './http/engine.js'
+import { apiEngineOf } from './http/engine.js'
 import { type Engine, engineOf } from './http/exchange.js'
 import { type FetchHandler, toFetchHandler } from './http/fetch-handler.js'
 import type { Route } from './http/route-table.js'
@@ -25,16 +25,9 @@ export { MAX_IDEMPOTENCY_TTL_MS, serverUrlProblem } from './petstore-options.js'
 export type { PoolStats } from './store/sql/postgres.js'
 export { redactedUrl } from './util/option-checks.js'
 
-/** The engine of a handler `createPetstore` made (or `withDocs` over one); throws for any other. */
-function apiEngineOf(handler: FetchHandler) {
-  const engine = engineOf(handler)
-  if (!isApiEngine(engine)) throw new TypeError('the handler was not made by createPetstore')
-  return engine
-}
-
 /** `handler` (of `createPetstore`) serving `routes` too, finished like its own answers. */
 export function withRoutes(handler: FetchHandler, routes: readonly Route[]): FetchHandler {
-  return toFetchHandler(apiEngineOf(handler).withRoutes(routes))
+  return toFetchHandler(apiEngineOf('withRoutes', handler).withRoutes(routes))
 }
 
 /**

@@ -11,7 +11,7 @@ import { PetstoreError } from '../shared/petstore-error.js'
 import { trimSlashes } from './base-path.js'
 import type { Cors } from './cors.js'
 import { fixedAnswer } from './errors.js'
-import { type ApiAnswer, type ApiRequest, type Engine, PendingAnswer } from './exchange.js'
+import { type ApiAnswer, type ApiRequest, type Engine, engineOf, PendingAnswer } from './exchange.js'
 import { type Finish, observed } from './finish.js'
 import { allowOf } from './methods.js'
 import { requestId as idOf } from './request-id.js'
@@ -42,6 +42,18 @@ export interface ApiEngine extends Engine {
 /** Whether `engine` is {@link ApiEngine}, one that can take more routes. */
 export const isApiEngine = (engine: Engine | undefined): engine is ApiEngine =>
   typeof (engine as Partial<ApiEngine> | undefined)?.withRoutes === 'function'
+
+/**
+ * The engine of `handler`, one `createPetstore` made (or `withDocs`, faults, routes over one):
+ * what `owner` adds routes to. Any other handler is a TypeError naming `owner`.
+ */
+export function apiEngineOf(owner: string, handler: unknown): ApiEngine {
+  const engine = engineOf(handler)
+  if (!isApiEngine(engine)) {
+    throw new TypeError(`${owner}: the handler must be one createPetstore made (or withDocs over one)`)
+  }
+  return engine
+}
 
 const AMBIGUOUS_PATH =
   'The request path is ambiguous: it holds a backslash, a dot segment (. or .., also as %2e) or an encoded / or \\ (%2f, %5c)'

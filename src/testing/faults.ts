@@ -4,8 +4,7 @@
  *
  * @module
  */
-import { isApiEngine } from '../http/engine.js'
-import { engineOf } from '../http/exchange.js'
+import { apiEngineOf } from '../http/engine.js'
 import { type FaultOptions, faultyRoutes } from '../http/faults.js'
 import type { FetchHandler } from '../http/fetch-handler.js'
 import { toFetchHandler } from '../http/fetch-handler.js'
@@ -37,10 +36,7 @@ export type { FaultKind, FaultOptions } from '../http/faults.js'
  * ```
  */
 export function withFaults(handler: FetchHandler, options: FaultOptions): FetchHandler {
-  const engine = engineOf(handler)
-  if (!isApiEngine(engine)) {
-    throw new TypeError('withFaults: the handler must be one createPetstore made (or withDocs over one)')
-  }
+  const engine = apiEngineOf('withFaults', handler)
   const map = faultyRoutes(options, engine.basePath)
   return map === undefined ? handler : toFetchHandler(engine.mapRoutes(map))
 }

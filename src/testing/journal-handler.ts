@@ -7,9 +7,9 @@
  * @module
  */
 import { normalizeBasePath, trimSlashes } from '../http/base-path.js'
-import { type ApiEngine, isApiEngine, routeOf } from '../http/engine.js'
+import { type ApiEngine, apiEngineOf, routeOf } from '../http/engine.js'
 import { ErrorAnswer } from '../http/errors.js'
-import { type ApiAnswer, type ApiRequest, type Engine, engineOf, jsonAnswer, PendingAnswer } from '../http/exchange.js'
+import { type ApiAnswer, type ApiRequest, type Engine, jsonAnswer, PendingAnswer } from '../http/exchange.js'
 import { type FetchHandler, toFetchHandler } from '../http/fetch-handler.js'
 import { targetOf } from '../http/observe.js'
 import type { Route, RoutedRequest } from '../http/route-table.js'
@@ -56,10 +56,7 @@ const REDACTED = new Set(['authorization', 'proxy-authorization'])
  * ```
  */
 export function withJournal(handler: FetchHandler, journal: Journal, options: WithJournalOptions = {}): FetchHandler {
-  const engine = engineOf(handler)
-  if (!isApiEngine(engine)) {
-    throw new TypeError('withJournal: the handler must be one createPetstore made (or withDocs over one)')
-  }
+  const engine = apiEngineOf('withJournal', handler)
   const prefix = normalizeBasePath('withJournal', options.prefix ?? '')
   const own = `${prefix}/__petstore/requests`
   const routes = journalRoutes(own, options.reader ?? journal)

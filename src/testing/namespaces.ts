@@ -8,8 +8,8 @@
 import { createPetstore, type FetchHandler, type PetstoreOptions } from '../create-petstore.js'
 import { withRoutes } from '../for-binary.js'
 import { normalizeBasePath } from '../http/base-path.js'
-import { isApiEngine } from '../http/engine.js'
-import { type Engine, engineOf } from '../http/exchange.js'
+import { apiEngineOf } from '../http/engine.js'
+import type { Engine } from '../http/exchange.js'
 import type { FaultOptions } from '../http/faults.js'
 import { toFetchHandler } from '../http/fetch-handler.js'
 import { NAMESPACE_ROOT, namespacedEngine } from '../http/namespace-routing.js'
@@ -45,13 +45,6 @@ export const resetRoute = (store: ResettablePetStore, prefix = '', then?: () => 
   path: `${prefix}/__petstore/reset`,
   handler: () => store.reset().then(then).then(NO_CONTENT),
 })
-
-/** The engine of `handler`, one `createPetstore` made (with routes, faults or docs over it). */
-function apiEngineOf(owner: string, handler: FetchHandler) {
-  const engine = engineOf(handler)
-  if (!isApiEngine(engine)) throw new TypeError(`${owner}: the handler must be one createPetstore made`)
-  return engine
-}
 
 /**
  * `handler`, the default namespace over `store`, serving the namespaces beside it: each made by
