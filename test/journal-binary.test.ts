@@ -198,18 +198,23 @@ describe('the journal of the binary', () => {
       const idle = memoryMiB(pid).rss
       await send(10_000)
       const full = memoryMiB(pid).rss
+      // Node's heap settles within some 40,000 requests: what follows must not grow.
+      await send(40_000)
+      const settled = memoryMiB(pid).rss
       await send(100_000)
       const end = memoryMiB(pid)
       const page = await read(server, '?limit=1')
       assert.equal(page.evicted, 100_000 - 1000)
       assert.equal(page.requests[0]?.body?.length, body.length)
-      const seen = [idle, full, end.rss, end.peak].map((mib) => mib.toFixed(0))
+      const seen = [idle, full, settled, end.rss, end.peak].map((mib) => mib.toFixed(0))
       process.stderr.write(
-        `journal RSS (MiB): idle ${seen[0]}, 10,000 ${seen[1]}, 100,000 ${seen[2]}, peak ${seen[3]}\n`,
+        `journal RSS (MiB): idle ${seen[0]}, 10,000 ${seen[1]}, 40,000 ${seen[2]}, 100,000 ${seen[3]}, peak ${seen[4]}\n`,
       )
-      // docs/testing-clients.md states this bound: once full, the journal does not grow.
-      assert.ok(end.rss < 256, `RSS ${end.rss} MiB`)
-      assert.ok(end.rss - full < 40, `RSS grew from ${full} to ${end.rss} MiB once the journal was full`)
+      // docs/testing-clients.md states this bound. The journal holds 10 MB here; the rest is the heap
+      // Node keeps, more on each version (about 150, 210 and 320 MiB on 20, 22 and 24). A journal that
+      // kept every entry would pass 1 GB; one that kept 1 KB of each would grow 60 MB past `settled`.
+      assert.ok(end.rss < 512, `RSS ${end.rss} MiB`)
+      assert.ok(end.rss - settled < 32, `RSS grew from ${settled} to ${end.rss} MiB once the heap had settled`)
     } finally {
       agent.destroy()
       await server.stop()
