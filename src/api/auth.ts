@@ -17,6 +17,18 @@ export type KeyCheck = (token: string, request: Request) => boolean | Promise<bo
 const REALM = 'Bearer realm="petstore"'
 // RFC 7235: the scheme is case-insensitive and separated from its token by spaces.
 const BEARER = /^bearer +(\S+) *$/i
+
+/**
+ * The token of a `Bearer` credential, or `undefined` for any other `Authorization` (or none).
+ *
+ * @example
+ * ```ts
+ * bearerToken('Bearer abc') // → 'abc'
+ * bearerToken('Basic eDp5') // → undefined
+ * ```
+ */
+export const bearerToken = (header: string | null): string | undefined =>
+  header === null ? undefined : BEARER.exec(header)?.[1]
 /** A key given by its digest rather than in clear. The prefix is case-insensitive, so `SHA256:…` is no clear key either. */
 const DIGEST_PREFIX = /^sha256:/i
 const DIGEST = /^sha256:[0-9a-f]{64}$/i
@@ -182,7 +194,7 @@ export function createAuthenticator(
   return (request) => {
     const header = request.header('authorization')
     if (header === null) return missing()
-    const token = BEARER.exec(header)?.[1]
+    const token = bearerToken(header)
     // Fields are joined with `, `, so a header BEARER takes (no space inside) is two only when the second is
     // empty (`Bearer k, `); a key that merely holds a `,` is one field. A valid key never needs the search.
     // charCodeAt, not endsWith: a builtin call on every authenticated request.

@@ -7,6 +7,7 @@
  */
 import { ErrorAnswer } from '../http/errors.js'
 import { sha256Hex } from '../util/sha256.js'
+import { bearerToken } from './auth.js'
 
 /** The request header, as the API reads it (lower case), and the marker of a replayed answer. */
 export const IDEMPOTENCY_KEY = 'idempotency-key'
@@ -70,8 +71,7 @@ export function idempotencyKeyOf(header: string): string | ErrorAnswer {
  * keeps this, never the API key, and two API keys never share it in practice.
  */
 export function scopeOf(authorization: string | null): string {
-  const token = /^bearer +(\S+) *$/i.exec(authorization ?? '')?.[1] ?? ''
-  return sha256Hex(token).slice(0, 32)
+  return sha256Hex(bearerToken(authorization) ?? '').slice(0, 32)
 }
 
 /**

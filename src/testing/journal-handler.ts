@@ -6,6 +6,7 @@
  *
  * @module
  */
+import { bearerToken } from '../api/auth.js'
 import { normalizeBasePath, trimSlashes } from '../http/base-path.js'
 import { type ApiEngine, apiEngineOf, routeOf } from '../http/engine.js'
 import { ErrorAnswer } from '../http/errors.js'
@@ -28,7 +29,6 @@ export interface WithJournalOptions {
 const HEADER_BYTES = 16 * 1024
 /** Path and query kept per entry. */
 const PATH_CHARS = 8 * 1024
-const BEARER = /^bearer +(\S+) *$/i
 const REDACTED = new Set(['authorization', 'proxy-authorization'])
 
 /**
@@ -137,7 +137,7 @@ function entryOf(request: RecordingRequest, target: string, answer: ApiAnswer, s
   const { headers, truncated } = headersOf(request.inner)
   entry.headers = headers
   if (truncated) entry.headersTruncated = true
-  const token = BEARER.exec(request.inner.header('authorization') ?? '')?.[1]
+  const token = bearerToken(request.inner.header('authorization'))
   if (token !== undefined) entry.keyId = sha256Hex(token).slice(0, 8)
   const petId = operation !== null && answer.status < 300 ? petIdOf(answer.body) : undefined
   if (petId !== undefined) entry.petId = petId
